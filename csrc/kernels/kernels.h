@@ -1,0 +1,43 @@
+// The kernel layer: loops over contiguous arrays, one set per instruction-set level.
+//
+// The rules these loops implement are stated in docs/semantics.md; this header only
+// records how the CPU entry points (csrc/ops/) reduce them to a few cases:
+//
+//  * A shift only sees unsigned lanes of 1, 2, 4 or 8 bytes. Two's complement makes a
+//    left shift and a logical right shift the same on signed and unsigned values, and a
+//    negative count of a signed dtype, read as unsigned, is >= the width, so "negative or
+//    >= width" is one comparison. Only the arithmetic right shift of a signed dtype needs
+//    the sign, and it gets its own ShiftOp.
+//  * signbit reads the top bit of the element: for IEEE floats that is the sign bit, for
+//    signed integers it is `x < 0`. Unsigned and bool inputs never reach a kernel.
+//
+// Files that implement a KernelTable are compiled with ISA-specific code generation, so
+// they include nothing from PyTorch (an inline function emitted there with AVX-512
+// instructions could be picked by the linker for every caller), define everything in a
+// namespace named for the ISA, and hold no dynamic initializers.
+#pragma once
+
+#include <cstdint>
+
+namespace torchops {
+
+enum class ShiftOp : uint8_t {
+  Left,             // zero-fill from the right; count >= width gives 0
+  RightLogical,     // zero-fill from the left; count >= width gives 0
+  RightArithmetic,  // sign-fill from the left; count >= width gives the sign fill (0 or -1)
+};
+
+struct KernelTable {
+  // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
+  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n);
+  // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
+  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n);
+  // out[i] = top bit of the `width`-byte element x[i].
+  void (*signbit)(int width, const void* x, bool* out, int64_t n);
+};
+
+namespace default_isa {
+extern const KernelTable kernel_table;
+}
+
+}  // namespace torchops

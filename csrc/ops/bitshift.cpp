@@ -1,0 +1,214 @@
+// CPU entry points of torchops::bitshift: argument checks, TensorIterator set-up
+// (broadcasting, promotion, strides, output allocation, threads) and the call into the
+// kernel table. The rules themselves: docs/semantics.md.
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "dispatch/capability.h"
+#include "ops/common.h"
+
+namespace torchops {
+namespace {
+
+constexpr const char* kOp = "torchops.bitshift";
+constexpr const char* kInplaceOp = "torchops.bitshift_";
+constexpr const char* kShiftDtypes = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
+
+void check_shift_dtype(const char* op_name, const char* arg, at::ScalarType dtype) {
+  TORCH_CHECK_TYPE(is_shift_dtype(dtype), op_name, ": ", arg, " must be an integer tensor (", kShiftDtypes,
+                   "), got ", dtype_name(dtype));
+}
+
+ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype) {
+  const bool left = direction == "LEFT" || direction == "left";
+  const bool right = direction == "RIGHT" || direction == "right";
+  TORCH_CHECK_VALUE(left || right, op_name, ": direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got '",
+                    std::string(direction), "'");
+  if (left) return ShiftOp::Left;
+  // An arithmetic right shift of an unsigned value fills with its top bit's zero-extension:
+  // zeros, i.e. the logical shift.
+  return arithmetic && at::isSignedType(dtype) ? ShiftOp::RightArithmetic : ShiftOp::RightLogical;
+}
+
+// torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
+// refuses (uint16/32/64 with another integer type) reported as a TypeError of this op.
+at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+  check_shift_dtype(op_name, "x", x.scalar_type());
+  check_shift_dtype(op_name, "y", y.scalar_type());
+  try {
+    return at::result_type(x, y);
+  } catch (const c10::Error& e) {
+    TORCH_CHECK_TYPE(false, op_name, ": x (", dtype_name(x.scalar_type()), ") and y (", dtype_name(y.scalar_type()),
+                     ") have no common dtype: ", e.what_without_backtrace());
+  }
+}
+
+at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+  try {
+    return at::infer_size_dimvector(x.sizes(), y.sizes());
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, op_name, ": x of shape ", x.sizes(), " and y of shape ", y.sizes(),
+                " do not broadcast: ", e.what_without_backtrace());
+  }
+}
+
+void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype) {
+  TORCH_CHECK(out.scalar_type() == result_dtype, op_name, ": out has dtype ", dtype_name(out.scalar_type()),
+              " but the result has dtype ", dtype_name(result_dtype), "; out= does not convert, pass an out of dtype ",
+              dtype_name(result_dtype));
+}
+
+// A Python-int count is taken by its value, never wrapped into x's dtype. Every negative
+// value maps to the largest uint64, so that one `count >= width` test covers both ends.
+uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
+  TORCH_CHECK_TYPE(y.isIntegral(/*includeBool=*/false), op_name, ": y must be an integer, got a ",
+                   dtype_name(y.type()), " scalar");
+  return y.isUnsigned() ? y.to<uint64_t>() : std::numeric_limits<uint64_t>::max();
+}
+
+// Tensor count: inputs were converted to the result dtype by the iterator, so the count
+// has x's width; a count that does not change along the row goes to the scalar kernel.
+void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
+  const int64_t width = iter.element_size(0);
+  TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
+  const KernelTable& kernels = active_kernels();
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const RowOperand out{data[0] + r * strides[3], strides[0], width};
+      const RowOperand x{data[1] + r * strides[4], strides[1], width};
+      const RowOperand count{data[2] + r * strides[5], strides[2], width};
+      if (count.stride == 0) {
+        uint64_t c = 0;
+        std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
+        run_row<1>([&](const void* const* in, void* o, int64_t len) {
+          kernels.shift_by_scalar(op, width, in[0], c, o, len);
+        }, out, {x}, n);
+      } else {
+        run_row<2>([&](const void* const* in, void* o, int64_t len) {
+          kernels.shift(op, width, in[0], in[1], o, len);
+        }, out, {x, count}, n);
+      }
+    }
+  });
+}
+
+void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
+  const int64_t width = iter.element_size(0);
+  const KernelTable& kernels = active_kernels();
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const RowOperand out{data[0] + r * strides[2], strides[0], width};
+      const RowOperand x{data[1] + r * strides[3], strides[1], width};
+      run_row<1>([&](const void* const* in, void* o, int64_t len) {
+        kernels.shift_by_scalar(op, width, in[0], count, o, len);
+      }, out, {x}, n);
+    }
+  });
+}
+
+// The configurations of PyTorch's own binary and unary pointwise ops, so that outputs get
+// the same layout as theirs (and out= is resized the same way).
+at::TensorIterator tensor_count_iter(const at::Tensor& out, const at::Tensor& x, const at::Tensor& y, bool resize) {
+  return at::TensorIteratorConfig()
+      .set_check_mem_overlap(true)
+      .allow_cpu_scalars(true)
+      .promote_inputs_to_common_dtype(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .resize_outputs(resize)
+      .add_output(out)
+      .add_const_input(x)
+      .add_const_input(y)
+      .build();
+}
+
+at::TensorIterator scalar_count_iter(const at::Tensor& out, const at::Tensor& x, bool resize) {
+  return at::TensorIteratorConfig()
+      .set_check_mem_overlap(true)
+      .cast_common_dtype_to_outputs(false)
+      .enforce_safe_casting_to_output(false)
+      .check_all_same_dtype(true)
+      .resize_outputs(resize)
+      .add_output(out)
+      .add_const_input(x)
+      .build();
+}
+
+at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
+  const at::ScalarType dtype = shift_result_type(kOp, x, y);
+  const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
+  broadcast_shape(kOp, x, y);
+  at::Tensor out;
+  auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
+  shift_tensor_count(iter, op);
+  return iter.output();
+}
+
+void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
+                      const at::Tensor& out) {
+  const at::ScalarType dtype = shift_result_type(kOp, x, y);
+  const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
+  check_out_dtype(kOp, out, dtype);
+  broadcast_shape(kOp, x, y);
+  auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
+  shift_tensor_count(iter, op);
+}
+
+void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
+  const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y);
+  const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, dtype);
+  TORCH_CHECK(dtype == x.scalar_type(), kInplaceOp, ": the result dtype ", dtype_name(dtype), " (promoted from x ",
+              dtype_name(x.scalar_type()), " and y ", dtype_name(y.scalar_type()), ") differs from x's dtype ",
+              dtype_name(x.scalar_type()), "; an in-place shift cannot change x's dtype");
+  const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
+  TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
+              " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
+  auto iter = tensor_count_iter(x, x, y, /*resize=*/false);
+  shift_tensor_count(iter, op);
+}
+
+at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
+  check_shift_dtype(kOp, "x", x.scalar_type());
+  const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
+  const uint64_t count = scalar_count(kOp, y);
+  at::Tensor out;
+  auto iter = scalar_count_iter(out, x, /*resize=*/true);
+  shift_scalar_count(iter, op, count);
+  return iter.output();
+}
+
+void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic,
+                             const at::Tensor& out) {
+  check_shift_dtype(kOp, "x", x.scalar_type());
+  const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
+  const uint64_t count = scalar_count(kOp, y);
+  check_out_dtype(kOp, out, x.scalar_type());
+  auto iter = scalar_count_iter(out, x, /*resize=*/true);
+  shift_scalar_count(iter, op, count);
+}
+
+void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
+                                 bool arithmetic) {
+  check_shift_dtype(kInplaceOp, "x", x.scalar_type());
+  const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
+  const uint64_t count = scalar_count(kInplaceOp, y);
+  auto iter = scalar_count_iter(x, x, /*resize=*/false);
+  shift_scalar_count(iter, op, count);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  m.impl("bitshift", &bitshift_cpu);
+  m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
+  m.impl("bitshift.out", &bitshift_out_cpu);
+  m.impl("bitshift.Scalar_out", &bitshift_scalar_out_cpu);
+  m.impl("bitshift_", &bitshift_inplace_cpu);
+  m.impl("bitshift_.Scalar", &bitshift_scalar_inplace_cpu);
+}
+
+}  // namespace torchops

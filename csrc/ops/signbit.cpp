@@ -1,0 +1,87 @@
+// CPU entry points of torchops::signbit: dtype checks, TensorIterator set-up and the call
+// into the kernel table. The rules themselves: docs/semantics.md.
+#include <ATen/ATen.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include "dispatch/capability.h"
+#include "ops/common.h"
+
+namespace torchops {
+namespace {
+
+constexpr const char* kOp = "torchops.signbit";
+
+// IEEE floats and signed integers keep their sign in the top bit of the element.
+bool sign_in_top_bit(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
+    case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_signbit_dtype(at::ScalarType dtype) {
+  TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, kOp,
+                   ": x must be a float16, bfloat16, float32, float64, integer or bool tensor, got ",
+                   dtype_name(dtype));
+}
+
+// PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
+at::TensorIterator signbit_iter(const at::Tensor& out, const at::Tensor& x) {
+  return at::TensorIteratorConfig()
+      .set_check_mem_overlap(true)
+      .check_all_same_dtype(false)
+      .declare_static_dtype(at::kBool)
+      .declare_static_device(x.device())
+      .add_output(out)
+      .add_const_input(x)
+      .build();
+}
+
+void signbit_loop(at::TensorIteratorBase& iter) {
+  const at::ScalarType dtype = iter.input_dtype(0);
+  const int64_t width = iter.element_size(1);
+  const bool read_top_bit = sign_in_top_bit(dtype);  // else unsigned or bool: never negative
+  const KernelTable& kernels = active_kernels();
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const RowOperand out{data[0] + r * strides[2], strides[0], sizeof(bool)};
+      const RowOperand x{data[1] + r * strides[3], strides[1], width};
+      run_row<1>([&](const void* const* in, void* o, int64_t len) {
+        if (read_top_bit) {
+          kernels.signbit(width, in[0], static_cast<bool*>(o), len);
+        } else {
+          std::memset(o, 0, len * sizeof(bool));
+        }
+      }, out, {x}, n);
+    }
+  });
+}
+
+at::Tensor signbit_cpu(const at::Tensor& x) {
+  check_signbit_dtype(x.scalar_type());
+  at::Tensor out;
+  auto iter = signbit_iter(out, x);
+  signbit_loop(iter);
+  return iter.output();
+}
+
+void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
+  check_signbit_dtype(x.scalar_type());
+  TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
+              " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
+  auto iter = signbit_iter(out, x);
+  signbit_loop(iter);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  m.impl("signbit", &signbit_cpu);
+  m.impl("signbit.out", &signbit_out_cpu);
+}
+
+}  // namespace torchops

@@ -1,0 +1,48 @@
+"""Build torchops: one C++ extension, torchops._C, loaded with torch.ops.load_library.
+
+The library links only against LibTorch (no libtorch_python, no Python symbols), so the
+same .so also serves C++ programs. Environment:
+  DEBUG=1   build with -O0 -g instead of -O3.
+"""
+import glob
+import os
+
+import torch
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+DEBUG = os.environ.get("DEBUG", "0") == "1"
+
+
+def write_build_info():
+    # torchops/__init__.py compares this with the running torch to explain a mismatch.
+    with open(os.path.join(ROOT, "torchops", "_build_info.py"), "w") as f:
+        f.write(f'TORCH_VERSION = "{torch.__version__}"\n')
+
+
+def extension():
+    sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+    cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3"]
+    cxx_flags += ["-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    return CppExtension(
+        name="torchops._C",
+        sources=sources,
+        include_dirs=[os.path.join(ROOT, "csrc")],
+        extra_compile_args={"cxx": cxx_flags},
+        extra_link_args=["-g"] if DEBUG else [],
+        py_limited_api=True,
+    )
+
+
+write_build_info()
+setup(
+    name="torchops",
+    version="0.1.0",
+    description="Bit shifts (arithmetic and logical) and signbit as PyTorch operators",
+    packages=find_packages(include=["torchops", "torchops.*"]),
+    ext_modules=[extension()],
+    cmdclass={"build_ext": BuildExtension},
+    python_requires=">=3.10",
+    install_requires=["torch>=2.13"],
+)

@@ -1,0 +1,121 @@
+"""A plain-Python model of the torchops contract (/work/notes/contract.md).
+
+Everything here works on Python ints (arbitrary precision, so there is no
+overflow to reason about) or on raw bit patterns read through NumPy.  It never
+calls torchops and never uses a torch shift: it is the reference the
+implementation is checked against.
+
+Bit-shift rules, n = bit width of the result dtype:
+  * LEFT: a count < 0 or >= n gives 0; otherwise shift and keep the low n bits
+    (bits moved past the top, sign bit included, are dropped).
+  * RIGHT, arithmetic, signed dtype: sign-extending; a count < 0 or >= n gives
+    the sign fill alone (-1 for negative x, 0 otherwise).
+  * RIGHT otherwise (unsigned dtype, or arithmetic=False): zero-filling on the
+    n-bit pattern; a count < 0 or >= n gives 0.
+"""
+
+import numpy as np
+import torch
+
+# dtype -> (bit width, signed)
+INTEGER_DTYPES = {
+    torch.int8: (8, True),
+    torch.int16: (16, True),
+    torch.int32: (32, True),
+    torch.int64: (64, True),
+    torch.uint8: (8, False),
+    torch.uint16: (16, False),
+    torch.uint32: (32, False),
+    torch.uint64: (64, False),
+}
+
+DIRECTIONS = {"LEFT": "LEFT", "left": "LEFT", "RIGHT": "RIGHT", "right": "RIGHT"}
+
+
+def width(dtype):
+    return INTEGER_DTYPES[dtype][0]
+
+
+def is_signed(dtype):
+    return INTEGER_DTYPES[dtype][1]
+
+
+def value_range(dtype):
+    n, signed = INTEGER_DTYPES[dtype]
+    return (-(1 << (n - 1)), (1 << (n - 1)) - 1) if signed else (0, (1 << n) - 1)
+
+
+def wrap(value, dtype):
+    """Convert a Python int to `dtype` the way a C cast does: keep the low n
+    bits and read them as two's complement for signed dtypes."""
+    n, signed = INTEGER_DTYPES[dtype]
+    bits = value & ((1 << n) - 1)
+    if signed and bits >> (n - 1):
+        bits -= 1 << n
+    return bits
+
+
+def shift_scalar(x, count, dtype, direction, arithmetic=True):
+    """One element: `x` must already be a value of `dtype`; `count` is taken
+    by value (any Python int)."""
+    n, signed = INTEGER_DTYPES[dtype]
+    low, high = value_range(dtype)
+    assert low <= x <= high, f"{x} is not a {dtype} value"
+    direction = DIRECTIONS[direction]
+    in_range = 0 <= count < n
+
+    if direction == "LEFT":
+        return wrap(x << count, dtype) if in_range else 0
+    if arithmetic and signed:
+        if not in_range:
+            return -1 if x < 0 else 0
+        return x >> count  # Python's >> on ints is floor division: sign-extending
+    if not in_range:
+        return 0
+    unsigned_bits = x & ((1 << n) - 1)
+    return wrap(unsigned_bits >> count, dtype)
+
+
+def shift_model(x_values, counts, dtype, direction, arithmetic=True):
+    """Elementwise model with NumPy broadcasting.
+
+    `x_values` and `counts` are (nested) Python ints, already values of the
+    result dtype (callers convert tensor counts with `wrap` first, which is
+    what the contract says happens to a tensor count).  Returns a nested list
+    shaped like the broadcast result, comparable with `Tensor.tolist()`.
+    """
+    xs = np.asarray(x_values, dtype=object)
+    cs = np.asarray(counts, dtype=object)
+    xs, cs = np.broadcast_arrays(xs, cs)
+    flat = [shift_scalar(int(a), int(c), dtype, direction, arithmetic)
+            for a, c in zip(xs.flat, cs.flat)]
+    return np.array(flat, dtype=object).reshape(xs.shape).tolist()
+
+
+# float dtype -> (same-width signed torch int dtype, NumPy unsigned view dtype)
+_FLOAT_BITS = {
+    torch.float16: (torch.int16, np.uint16),
+    torch.bfloat16: (torch.int16, np.uint16),
+    torch.float32: (torch.int32, np.uint32),
+    torch.float64: (torch.int64, np.uint64),
+}
+
+
+def raw_bits(tensor):
+    """The raw bit pattern of every element of a float tensor, as a NumPy
+    unsigned array (bfloat16 has no NumPy dtype, so go through a torch view to
+    a same-width int first)."""
+    int_dtype, unsigned = _FLOAT_BITS[tensor.dtype]
+    return tensor.detach().contiguous().view(int_dtype).numpy().view(unsigned)
+
+
+def signbit_model(tensor):
+    """Expected torchops.signbit(tensor) as a NumPy bool array."""
+    if tensor.dtype in _FLOAT_BITS:
+        bits = raw_bits(tensor)
+        top = bits.dtype.itemsize * 8 - 1
+        return (bits >> top).astype(bool)
+    if tensor.dtype == torch.bool or not is_signed(tensor.dtype):
+        return np.zeros(tuple(tensor.shape), dtype=bool)
+    values = np.array(tensor.tolist(), dtype=object).reshape(tuple(tensor.shape))
+    return (values < 0).astype(bool)

@@ -1,0 +1,179 @@
+"""Fake (meta) kernels: shapes, dtypes, strides and errors of every overload, without data.
+
+torch.compile, torch.export and FakeTensorMode run these instead of the C++ kernels. Each
+check repeats its twin in csrc/ops/ with the same exception type and the same words, and
+tests/test_errors.py compares the two messages.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch._prims_common import (
+    apply_perm,
+    compute_elementwise_output_logical_to_physical_perm,
+    invert_perm,
+    is_cpu_scalar_tensor,
+    make_contiguous_strides_for,
+)
+
+_SHIFT_DTYPES = (
+    torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
+)
+_SHIFT_DTYPE_NAMES = "int8, int16, int32, int64, uint8, uint16, uint32, uint64"
+_SIGNBIT_DTYPES = _SHIFT_DTYPES + (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool)
+_DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
+_OP = "torchops.bitshift"
+_INPLACE_OP = "torchops.bitshift_"
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _shape(shape) -> str:
+    return str(list(shape))
+
+
+def _check_shift_dtype(op: str, arg: str, dtype: torch.dtype) -> None:
+    torch._check_type(
+        dtype in _SHIFT_DTYPES,
+        lambda: f"{op}: {arg} must be an integer tensor ({_SHIFT_DTYPE_NAMES}), got {_name(dtype)}",
+    )
+
+
+def _check_direction(op: str, direction: str) -> None:
+    torch._check_value(
+        direction in _DIRECTIONS,
+        lambda: f"{op}: direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got '{direction}'",
+    )
+
+
+def _result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
+    _check_shift_dtype(op, "x", x.dtype)
+    _check_shift_dtype(op, "y", y.dtype)
+    try:
+        return torch.result_type(x, y)
+    except RuntimeError as error:
+        raise TypeError(f"{op}: x ({_name(x.dtype)}) and y ({_name(y.dtype)}) have no common dtype: {error}") from None
+
+
+def _broadcast_shape(op: str, x: Tensor, y: Tensor) -> torch.Size:
+    try:
+        return torch.broadcast_shapes(x.shape, y.shape)
+    except RuntimeError:
+        raise RuntimeError(
+            f"{op}: x of shape {_shape(x.shape)} and y of shape {_shape(y.shape)} do not broadcast"
+        ) from None
+
+
+def _check_out_dtype(op: str, out: Tensor, dtype: torch.dtype) -> None:
+    torch._check(
+        out.dtype == dtype,
+        lambda: f"{op}: out has dtype {_name(out.dtype)} but the result has dtype {_name(dtype)}; "
+        f"out= does not convert, pass an out of dtype {_name(dtype)}",
+    )
+
+
+def _check_scalar_count(op: str, y) -> None:
+    torch._check_type(
+        isinstance(y, (int, torch.SymInt)) and not isinstance(y, bool),
+        lambda: f"{op}: y must be an integer, got a {_name(torch.tensor(y).dtype)} scalar",
+    )
+
+
+def _elementwise_empty(inputs: tuple[Tensor, ...], shape, dtype: torch.dtype) -> Tensor:
+    """The output TensorIterator allocates for a pointwise op: the inputs' memory order."""
+    expanded = [t.expand(shape) for t in inputs if not is_cpu_scalar_tensor(t)]
+    perm, _ = compute_elementwise_output_logical_to_physical_perm(*expanded, _skip_checks=True) if expanded else ([], False)
+    if len(perm) != len(shape):
+        perm = list(range(len(shape)))
+    strides = apply_perm(make_contiguous_strides_for(apply_perm(shape, perm)), invert_perm(perm))
+    return torch.empty_strided(shape, strides, dtype=dtype, device=inputs[0].device)
+
+
+def _resize_out(out: Tensor, shape) -> None:
+    if out.shape != shape:
+        out.resize_(shape)
+
+
+@torch.library.register_fake("torchops::bitshift")
+def _bitshift(x, y, direction, arithmetic=True):
+    dtype = _result_type(_OP, x, y)
+    _check_direction(_OP, direction)
+    shape = _broadcast_shape(_OP, x, y)
+    return _elementwise_empty((x, y), shape, dtype)
+
+
+@torch.library.register_fake("torchops::bitshift.out")
+def _bitshift_out(x, y, direction, arithmetic=True, *, out):
+    dtype = _result_type(_OP, x, y)
+    _check_direction(_OP, direction)
+    _check_out_dtype(_OP, out, dtype)
+    _resize_out(out, _broadcast_shape(_OP, x, y))
+
+
+@torch.library.register_fake("torchops::bitshift_")
+def _bitshift_inplace(x, y, direction, arithmetic=True):
+    dtype = _result_type(_INPLACE_OP, x, y)
+    _check_direction(_INPLACE_OP, direction)
+    torch._check(
+        dtype == x.dtype,
+        lambda: f"{_INPLACE_OP}: the result dtype {_name(dtype)} (promoted from x {_name(x.dtype)} and y "
+        f"{_name(y.dtype)}) differs from x's dtype {_name(x.dtype)}; an in-place shift cannot change x's dtype",
+    )
+    shape = _broadcast_shape(_INPLACE_OP, x, y)
+    torch._check(
+        shape == x.shape,
+        lambda: f"{_INPLACE_OP}: the result has the broadcast shape {_shape(shape)} but x has shape "
+        f"{_shape(x.shape)}; an in-place shift cannot change x's shape",
+    )
+
+
+@torch.library.register_fake("torchops::bitshift.Scalar")
+def _bitshift_scalar(x, y, direction, arithmetic=True):
+    _check_shift_dtype(_OP, "x", x.dtype)
+    _check_direction(_OP, direction)
+    _check_scalar_count(_OP, y)
+    return _elementwise_empty((x,), x.shape, x.dtype)
+
+
+@torch.library.register_fake("torchops::bitshift.Scalar_out")
+def _bitshift_scalar_out(x, y, direction, arithmetic=True, *, out):
+    _check_shift_dtype(_OP, "x", x.dtype)
+    _check_direction(_OP, direction)
+    _check_scalar_count(_OP, y)
+    _check_out_dtype(_OP, out, x.dtype)
+    _resize_out(out, x.shape)
+
+
+@torch.library.register_fake("torchops::bitshift_.Scalar")
+def _bitshift_scalar_inplace(x, y, direction, arithmetic=True):
+    _check_shift_dtype(_INPLACE_OP, "x", x.dtype)
+    _check_direction(_INPLACE_OP, direction)
+    _check_scalar_count(_INPLACE_OP, y)
+
+
+def _check_signbit_dtype(dtype: torch.dtype) -> None:
+    torch._check_type(
+        dtype in _SIGNBIT_DTYPES,
+        lambda: "torchops.signbit: x must be a float16, bfloat16, float32, float64, integer or bool tensor, "
+        f"got {_name(dtype)}",
+    )
+
+
+@torch.library.register_fake("torchops::signbit")
+def _signbit(x):
+    _check_signbit_dtype(x.dtype)
+    return _elementwise_empty((x,), x.shape, torch.bool)
+
+
+@torch.library.register_fake("torchops::signbit.out")
+def _signbit_out(x, *, out):
+    _check_signbit_dtype(x.dtype)
+    torch._check(
+        out.dtype == torch.bool,
+        lambda: f"torchops.signbit: out has dtype {_name(out.dtype)} but the result has dtype bool; "
+        "out= does not convert, pass an out of dtype bool",
+    )
+    _resize_out(out, x.shape)

@@ -1,0 +1,168 @@
+"""The typed Python API of the torchops operators.
+
+Every function here calls ``torch.ops.torchops.*``; the rules they follow (out-of-range
+counts, promotion, in-place and ``out=``) are stated in docs/semantics.md.
+"""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "bitshift",
+    "bitwise_left_shift",
+    "bitwise_left_shift_",
+    "bitwise_right_shift",
+    "bitwise_right_shift_",
+    "signbit",
+]
+
+_ops = torch.ops.torchops
+
+# Any count below 0 or at least 64 is out of range for every dtype (the widest has 64
+# bits), so Python-int counts are clamped to [-1, 64] before they cross into C++: the
+# result is the same, and counts beyond int64 (2**70) still work.
+_COUNT_MIN, _COUNT_MAX = -1, 64
+
+
+def _check_int_or_tensor(op: str, arg: str, value: object) -> None:
+    # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
+    if isinstance(value, bool) or not isinstance(value, (int, Tensor)):
+        raise TypeError(f"{op}: {arg} must be a tensor or an int, got {type(value).__name__}")
+
+
+def _int_as_tensor(op: str, value: int, like: Tensor) -> Tensor:
+    """x given as a Python int becomes a 0-d tensor of y's dtype; it must fit that dtype."""
+    dtype = like.dtype
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+        raise TypeError(
+            f"{op}: y must be an integer tensor (int8, int16, int32, int64, uint8, uint16, uint32, uint64), "
+            f"got {str(dtype).removeprefix('torch.')}"
+        )
+    info = torch.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise ValueError(
+            f"{op}: x = {value} does not fit y's dtype {str(dtype).removeprefix('torch.')} "
+            f"([{info.min}, {info.max}]); pass x as a tensor of a wider dtype"
+        )
+    return torch.tensor(value, dtype=dtype, device=like.device)
+
+
+def _shift(
+    op: str, x: Union[Tensor, int], y: Union[Tensor, int], direction: str, arithmetic: bool, out: Optional[Tensor]
+) -> Tensor:
+    _check_int_or_tensor(op, "x", x)
+    _check_int_or_tensor(op, "y", y)
+    if not isinstance(x, Tensor):
+        if not isinstance(y, Tensor):
+            raise TypeError(f"{op}: x or y must be a tensor, got two ints")
+        x = _int_as_tensor(op, x, y)
+    if isinstance(y, Tensor):
+        overload = _ops.bitshift.default if out is None else _ops.bitshift.out
+    else:
+        y = min(max(y, _COUNT_MIN), _COUNT_MAX)
+        overload = _ops.bitshift.Scalar if out is None else _ops.bitshift.Scalar_out
+    if out is None:
+        return overload(x, y, direction, arithmetic)
+    overload(x, y, direction, arithmetic, out=out)
+    return out
+
+
+def _shift_(op: str, x: Tensor, y: Union[Tensor, int], direction: str, arithmetic: bool) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: x must be a tensor, got {type(x).__name__}")
+    _check_int_or_tensor(op, "y", y)
+    if isinstance(y, Tensor):
+        _ops.bitshift_.default(x, y, direction, arithmetic)
+    else:
+        _ops.bitshift_.Scalar(x, min(max(y, _COUNT_MIN), _COUNT_MAX), direction, arithmetic)
+    return x
+
+
+def bitshift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    direction: str,
+    arithmetic: bool = True,
+    *,
+    out: Optional[Tensor] = None,
+) -> Tensor:
+    """ONNX BitShift (opset 28): shifts the bits of ``x`` by ``y``, element by element.
+
+    Args:
+        x: integer tensor (int8/16/32/64, uint8/16/32/64), or a Python int when ``y`` is a tensor.
+        y: the counts: an integer tensor (broadcast with ``x``; both are converted to
+            ``torch.result_type(x, y)``) or a Python int (taken by value, never wrapped).
+        direction: ``"LEFT"`` or ``"RIGHT"`` (``"left"``/``"right"`` accepted).
+        arithmetic: for ``"RIGHT"`` on signed dtypes, sign-fill (True) or zero-fill (False).
+        out: optional output of the result dtype; resized like PyTorch's builtins.
+
+    Counts that are negative or >= the bit width give 0, or -1 for an arithmetic right
+    shift of a negative value. Full rules: docs/semantics.md.
+    """
+    return _shift("torchops.bitshift", x, y, direction, arithmetic, out)
+
+
+def bitwise_left_shift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    *,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """Paddle's ``bitwise_left_shift``: ``x << y``; bits past the top are dropped.
+
+    ``is_arithmetic`` is accepted for Paddle's signature: a left shift is the same either
+    way. ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
+    """
+    return _shift("torchops.bitshift", x, y, "LEFT", is_arithmetic, out)
+
+
+def bitwise_right_shift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    *,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """Paddle's ``bitwise_right_shift``: ``x >> y``, sign-filling (``is_arithmetic=True``)
+    or zero-filling (``is_arithmetic=False``, a logical shift, also for signed dtypes).
+
+    ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
+    """
+    return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out)
+
+
+def bitwise_left_shift_(x: Tensor, y: Union[Tensor, int], is_arithmetic: bool = True) -> Tensor:
+    """In-place :func:`bitwise_left_shift`; returns ``x``.
+
+    The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    """
+    return _shift_("torchops.bitshift_", x, y, "LEFT", is_arithmetic)
+
+
+def bitwise_right_shift_(x: Tensor, y: Union[Tensor, int], is_arithmetic: bool = True) -> Tensor:
+    """In-place :func:`bitwise_right_shift`; returns ``x``.
+
+    The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    """
+    return _shift_("torchops.bitshift_", x, y, "RIGHT", is_arithmetic)
+
+
+def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
+    """True where the sign bit of ``x`` is set, as a bool tensor.
+
+    float16/bfloat16/float32/float64 read the IEEE sign bit (-0.0, -inf and a NaN with
+    the sign bit set give True); signed integers give ``x < 0``; unsigned integers and
+    bool give False. Complex is refused. Not differentiable: the result never requires grad.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"torchops.signbit: x must be a tensor, got {type(x).__name__}")
+    if out is None:
+        return _ops.signbit.default(x)
+    _ops.signbit.out(x, out=out)
+    return out
