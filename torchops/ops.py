@@ -12,6 +12,7 @@ from torch import Tensor
 
 __all__ = [
     "bitshift",
+    "cpu_capability",
     "bitwise_left_shift",
     "bitwise_left_shift_",
     "bitwise_right_shift",
@@ -166,3 +167,12 @@ def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
         return _ops.signbit.default(x)
     _ops.signbit.out(x, out=out)
     return out
+
+
+def cpu_capability() -> str:
+    """The kernel level in use: ``"default"`` (portable C++), ``"avx2"`` or ``"avx512"``.
+
+    Chosen at load from what the CPU supports; ``TORCHOPS_CPU_CAPABILITY=default|avx2|avx512``
+    forces a level (an unknown name, or a level this CPU cannot run, is an error).
+    """
+    return _ops._cpu_capability()

@@ -1,9 +1,120 @@
 #include "dispatch/capability.h"
 
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace torchops {
+namespace {
+
+struct Level {
+  const char* name;
+  const KernelTable* table;
+};
+
+// Lowest first; the index is the level stored in `current_level`.
+#if defined(__x86_64__)
+const Level kLevels[] = {
+    {"default", &default_isa::kernel_table},
+    {"avx2", &avx2::kernel_table},
+    {"avx512", &avx512::kernel_table},
+};
+#else
+const Level kLevels[] = {{"default", &default_isa::kernel_table}};
+#endif
+constexpr int kNumLevels = sizeof(kLevels) / sizeof(kLevels[0]);
+
+#if defined(__x86_64__)
+// Which register states the OS saves on a context switch (XCR0): a CPU feature is usable
+// only if the OS preserves its registers too.
+uint64_t xgetbv0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+int detect_best_level() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+  const bool osxsave = ecx & (1u << 27), avx = ecx & (1u << 28), fma = ecx & (1u << 12);
+  if (!osxsave || !avx) return 0;
+  const uint64_t xcr0 = xgetbv0();
+  const bool ymm_saved = (xcr0 & 0x6) == 0x6;     // SSE and AVX state
+  const bool zmm_saved = (xcr0 & 0xE6) == 0xE6;   // plus opmask and both ZMM halves
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
+  const bool avx2 = ebx & (1u << 5);
+  const bool avx512f = ebx & (1u << 16), avx512dq = ebx & (1u << 17);
+  const bool avx512bw = ebx & (1u << 30), avx512vl = ebx & (1u << 31);
+  if (!(ymm_saved && avx2 && fma)) return 0;
+  if (!(zmm_saved && avx512f && avx512dq && avx512bw && avx512vl)) return 1;
+  return 2;
+}
+#else
+int detect_best_level() { return 0; }
+#endif
+
+int best_level() {
+  static const int best = detect_best_level();
+  return best;
+}
+
+std::string supported_list() {
+  std::string list;
+  for (int i = 0; i <= best_level(); ++i) list += (i ? ", " : "") + std::string(kLevels[i].name);
+  return list;
+}
+
+int level_from_name(const std::string& name, const char* source) {
+  for (int i = 0; i < kNumLevels; ++i) {
+    if (name == kLevels[i].name) {
+      TORCH_CHECK_VALUE(i <= best_level(), "torchops: ", source, "'", name,
+                        "' is a level this CPU cannot run; this CPU supports: ", supported_list());
+      return i;
+    }
+  }
+  TORCH_CHECK_VALUE(false, "torchops: ", source, "'", name,
+                    "' is not a kernel level (default, avx2, avx512); this CPU supports: ", supported_list());
+}
+
+// -1 until first use. A bad TORCHOPS_CPU_CAPABILITY throws from every call until fixed,
+// rather than being ignored.
+std::atomic<int> current_level{-1};
+
+int level_in_use() {
+  int level = current_level.load(std::memory_order_acquire);
+  if (level < 0) {
+    const char* forced = std::getenv("TORCHOPS_CPU_CAPABILITY");
+    level = forced != nullptr ? level_from_name(forced, "TORCHOPS_CPU_CAPABILITY=") : best_level();
+    int expected = -1;  // a concurrent set_cpu_capability wins
+    if (!current_level.compare_exchange_strong(expected, level, std::memory_order_acq_rel)) level = expected;
+  }
+  return level;
+}
+
+}  // namespace
 
 const KernelTable& active_kernels() {
-  return default_isa::kernel_table;
+  return *kLevels[level_in_use()].table;
+}
+
+std::string cpu_capability() {
+  return kLevels[level_in_use()].name;
+}
+
+std::vector<std::string> supported_cpu_capabilities() {
+  std::vector<std::string> names;
+  for (int i = 0; i <= best_level(); ++i) names.emplace_back(kLevels[i].name);
+  return names;
+}
+
+void set_cpu_capability(const std::string& name) {
+  current_level.store(level_from_name(name, ""), std::memory_order_release);
 }
 
 }  // namespace torchops

@@ -36,7 +36,14 @@ struct KernelTable {
   void (*signbit)(int width, const void* x, bool* out, int64_t n);
 };
 
+// One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.
 namespace default_isa {
+extern const KernelTable kernel_table;
+}
+namespace avx2 {
+extern const KernelTable kernel_table;
+}
+namespace avx512 {
 extern const KernelTable kernel_table;
 }
 

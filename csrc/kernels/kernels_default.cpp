@@ -1,6 +1,7 @@
 // The portable kernel level: plain C++ that any CPU runs, and the reference the
 // vectorized levels are tested against. Compiled with the project's default flags.
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/kernels.h"

@@ -52,18 +52,23 @@ void shift_lanes(ShiftOp op, const U* x, const U* count, U* out, int64_t n) {
   }
 }
 
-template <typename U>
-void shift_lanes_by_scalar(ShiftOp op, const U* x, uint64_t count, U* out, int64_t n) {
-  // Out-of-range counts are settled once here, so that each loop below shifts by one
-  // in-range count, which the compiler turns into a vector shift by a broadcast count.
-  if (count >= kBits<U>) {
-    if (op != ShiftOp::RightArithmetic) {
-      for (int64_t i = 0; i < n; ++i) out[i] = U(0);
-      return;
-    }
-    count = kBits<U> - 1;
+// A count that is out of range for every element is settled once, before any loop: the
+// output is all zeros (left, logical right), or, for the arithmetic right shift, the count
+// becomes width - 1, which leaves exactly the sign fill. Returns true when `out` is done;
+// otherwise `count` is in range for the loops that follow (a shift by one broadcast count).
+inline bool settle_out_of_range_count(ShiftOp op, int width, uint64_t& count, void* out, int64_t n) {
+  const uint64_t bits = 8 * static_cast<uint64_t>(width);
+  if (count < bits) return false;
+  if (op == ShiftOp::RightArithmetic) {
+    count = bits - 1;
+    return false;
   }
-  const unsigned c = static_cast<unsigned>(count);
+  std::memset(out, 0, static_cast<size_t>(n) * width);
+  return true;
+}
+
+template <typename U>
+void shift_lanes_by_scalar(ShiftOp op, const U* x, unsigned c, U* out, int64_t n) {
   switch (op) {
     case ShiftOp::Left:
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<U>(static_cast<Promoted<U>>(x[i]) << c);
@@ -96,11 +101,13 @@ inline void shift(ShiftOp op, int width, const void* x, const void* count, void*
 }
 
 inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n) {
+  if (settle_out_of_range_count(op, width, count, out, n)) return;
+  const unsigned c = static_cast<unsigned>(count);
   switch (width) {
-    case 1: return shift_lanes_by_scalar(op, static_cast<const uint8_t*>(x), count, static_cast<uint8_t*>(out), n);
-    case 2: return shift_lanes_by_scalar(op, static_cast<const uint16_t*>(x), count, static_cast<uint16_t*>(out), n);
-    case 4: return shift_lanes_by_scalar(op, static_cast<const uint32_t*>(x), count, static_cast<uint32_t*>(out), n);
-    case 8: return shift_lanes_by_scalar(op, static_cast<const uint64_t*>(x), count, static_cast<uint64_t*>(out), n);
+    case 1: return shift_lanes_by_scalar(op, static_cast<const uint8_t*>(x), c, static_cast<uint8_t*>(out), n);
+    case 2: return shift_lanes_by_scalar(op, static_cast<const uint16_t*>(x), c, static_cast<uint16_t*>(out), n);
+    case 4: return shift_lanes_by_scalar(op, static_cast<const uint32_t*>(x), c, static_cast<uint32_t*>(out), n);
+    case 8: return shift_lanes_by_scalar(op, static_cast<const uint64_t*>(x), c, static_cast<uint64_t*>(out), n);
   }
 }
 
@@ -111,4 +118,31 @@ inline void signbit(int width, const void* x, bool* out, int64_t n) {
     case 4: return signbit_lanes(static_cast<const uint32_t*>(x), out, n);
     case 8: return signbit_lanes(static_cast<const uint64_t*>(x), out, n);
   }
+}
+
+// Drives a vector step over n elements: step(a, b, out) handles `per_step` elements of
+// `in_width` bytes from a (and b, when given) and writes `per_step` results of `out_width`
+// bytes. The last, partial step works on zero-padded stack copies, so no load reads past
+// the end of an input and no store writes past the end of the output.
+constexpr int64_t kMaxStepBytes = 256;
+
+template <typename Step>
+inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
+                      const void* b, void* out, int64_t n) {
+  const char* a_bytes = static_cast<const char*>(a);
+  const char* b_bytes = static_cast<const char*>(b);
+  char* out_bytes = static_cast<char*>(out);
+  int64_t i = 0;
+  for (; i + per_step <= n; i += per_step) {
+    step(a_bytes + i * in_width, b_bytes ? b_bytes + i * in_width : nullptr, out_bytes + i * out_width);
+  }
+  if (i == n) return;
+  const int64_t rest = n - i;
+  alignas(64) char a_tail[kMaxStepBytes] = {};
+  alignas(64) char b_tail[kMaxStepBytes] = {};
+  alignas(64) char out_tail[kMaxStepBytes];
+  std::memcpy(a_tail, a_bytes + i * in_width, rest * in_width);
+  if (b_bytes) std::memcpy(b_tail, b_bytes + i * in_width, rest * in_width);
+  step(a_tail, b_bytes ? b_tail : nullptr, out_tail);
+  std::memcpy(out_bytes + i * out_width, out_tail, rest * out_width);
 }

@@ -1,0 +1,237 @@
+// The AVX2 level (AVX2 + FMA, 256-bit vectors). Everything below the pragma is compiled
+// for AVX2 and lives in namespace avx2; the dispatcher only picks this table on a CPU
+// (and OS) that runs it. The rules: kernels.h and docs/semantics.md.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace torchops {
+namespace avx2 {
+
+#include "kernels/kernels_impl.h"
+
+using Vec = __m256i;
+constexpr int64_t kVecBytes = 32;
+
+inline Vec load(const char* p) { return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p)); }
+inline void store(char* p, Vec v) { _mm256_storeu_si256(reinterpret_cast<Vec*>(p), v); }
+inline Vec bytes_of(uint8_t b) { return _mm256_set1_epi8(static_cast<char>(b)); }
+
+// ---- Shifts by a count per lane -------------------------------------------------------
+// vpsllvd/q and vpsrlvd/q read the count as unsigned and give 0 from the width up, and
+// vpsravd sign-fills from 32 up: exactly the contract, negative counts included (they read
+// as huge). 64-bit arithmetic and the 8- and 16-bit lanes, which AVX2 cannot shift by a
+// per-lane count, are emulated below; tests compare every level with the portable one.
+
+// Arithmetic right shift from a logical one: see shift_right_arithmetic in kernels_impl.h.
+template <typename LogicalRight>
+inline Vec arithmetic_from_logical(Vec x, Vec fill, const LogicalRight& logical_right) {
+  return _mm256_xor_si256(logical_right(_mm256_xor_si256(x, fill)), fill);
+}
+
+// 16-bit lanes through the 32-bit shifts: the low half of each dword is shifted alone
+// (count & 0xffff), the high half in place (count >> 16), and a blend keeps the half that
+// belongs to each. A count >= 16 moves every bit out of its half, so the kept half is 0.
+inline Vec shift_left_16(Vec x, Vec c) {
+  const Vec low = _mm256_set1_epi32(0xffff);
+  const Vec lo = _mm256_sllv_epi32(_mm256_and_si256(x, low), _mm256_and_si256(c, low));
+  const Vec hi = _mm256_sllv_epi32(_mm256_andnot_si256(low, x), _mm256_srli_epi32(c, 16));
+  return _mm256_blend_epi16(hi, lo, 0x55);
+}
+inline Vec shift_right_logical_16(Vec x, Vec c) {
+  const Vec low = _mm256_set1_epi32(0xffff);
+  const Vec lo = _mm256_srlv_epi32(_mm256_and_si256(x, low), _mm256_and_si256(c, low));
+  const Vec hi = _mm256_srlv_epi32(_mm256_andnot_si256(low, x), _mm256_srli_epi32(c, 16));
+  return _mm256_blend_epi16(hi, lo, 0x55);
+}
+
+// 8-bit lanes, one bit of the count at a time: bits 2, 1, 0 of the count select a shift by
+// 4, 2, 1 (16-bit shifts, masked to stay inside each byte); vpblendvb reads the selecting
+// bit from the top of each byte. A count >= 8 (any of bits 3..7 set) gives 0.
+template <bool Left>
+inline Vec shift_8(Vec x, Vec c) {
+  Vec select = _mm256_slli_epi16(c, 5);  // count bit 2 -> bit 7 of its byte
+  const Vec by4 = Left ? _mm256_and_si256(_mm256_slli_epi16(x, 4), bytes_of(0xf0))
+                       : _mm256_and_si256(_mm256_srli_epi16(x, 4), bytes_of(0x0f));
+  x = _mm256_blendv_epi8(x, by4, select);
+  select = _mm256_add_epi8(select, select);  // bit 1 -> bit 7
+  const Vec by2 = Left ? _mm256_and_si256(_mm256_slli_epi16(x, 2), bytes_of(0xfc))
+                       : _mm256_and_si256(_mm256_srli_epi16(x, 2), bytes_of(0x3f));
+  x = _mm256_blendv_epi8(x, by2, select);
+  select = _mm256_add_epi8(select, select);  // bit 0 -> bit 7
+  const Vec by1 = Left ? _mm256_add_epi8(x, x) : _mm256_and_si256(_mm256_srli_epi16(x, 1), bytes_of(0x7f));
+  x = _mm256_blendv_epi8(x, by1, select);
+  const Vec in_range = _mm256_cmpeq_epi8(_mm256_and_si256(c, bytes_of(0xf8)), _mm256_setzero_si256());
+  return _mm256_and_si256(x, in_range);
+}
+
+template <int Width, ShiftOp Op>
+inline Vec shift_vec(Vec x, Vec c) {
+  const auto logical = [&](Vec v) {
+    if constexpr (Width == 1) return shift_8<false>(v, c);
+    if constexpr (Width == 2) return shift_right_logical_16(v, c);
+    if constexpr (Width == 4) return _mm256_srlv_epi32(v, c);
+    if constexpr (Width == 8) return _mm256_srlv_epi64(v, c);
+  };
+  if constexpr (Op == ShiftOp::Left) {
+    if constexpr (Width == 1) return shift_8<true>(x, c);
+    if constexpr (Width == 2) return shift_left_16(x, c);
+    if constexpr (Width == 4) return _mm256_sllv_epi32(x, c);
+    if constexpr (Width == 8) return _mm256_sllv_epi64(x, c);
+  } else if constexpr (Op == ShiftOp::RightLogical) {
+    return logical(x);
+  } else {
+    if constexpr (Width == 4) return _mm256_srav_epi32(x, c);
+    const Vec zero = _mm256_setzero_si256();
+    Vec fill;
+    if constexpr (Width == 1) fill = _mm256_cmpgt_epi8(zero, x);
+    if constexpr (Width == 2) fill = _mm256_srai_epi16(x, 15);
+    if constexpr (Width == 8) fill = _mm256_cmpgt_epi64(zero, x);
+    return arithmetic_from_logical(x, fill, logical);
+  }
+}
+
+// ---- Shifts by one count for every lane (in range: settled by the caller) --------------
+template <int Width, ShiftOp Op>
+inline Vec shift_vec_by_scalar(Vec x, __m128i count, Vec byte_mask) {
+  const auto logical = [&](Vec v) {
+    if constexpr (Width == 1) return _mm256_and_si256(_mm256_srl_epi16(v, count), byte_mask);
+    if constexpr (Width == 2) return _mm256_srl_epi16(v, count);
+    if constexpr (Width == 4) return _mm256_srl_epi32(v, count);
+    if constexpr (Width == 8) return _mm256_srl_epi64(v, count);
+  };
+  if constexpr (Op == ShiftOp::Left) {
+    if constexpr (Width == 1) return _mm256_and_si256(_mm256_sll_epi16(x, count), byte_mask);
+    if constexpr (Width == 2) return _mm256_sll_epi16(x, count);
+    if constexpr (Width == 4) return _mm256_sll_epi32(x, count);
+    if constexpr (Width == 8) return _mm256_sll_epi64(x, count);
+  } else if constexpr (Op == ShiftOp::RightLogical) {
+    return logical(x);
+  } else {
+    if constexpr (Width == 2) return _mm256_sra_epi16(x, count);
+    if constexpr (Width == 4) return _mm256_sra_epi32(x, count);
+    const Vec zero = _mm256_setzero_si256();
+    Vec fill;
+    if constexpr (Width == 1) fill = _mm256_cmpgt_epi8(zero, x);
+    if constexpr (Width == 8) fill = _mm256_cmpgt_epi64(zero, x);
+    return arithmetic_from_logical(x, fill, logical);
+  }
+}
+
+template <int Width, ShiftOp Op>
+void shift_tensor_count(const void* x, const void* count, void* out, int64_t n) {
+  run_steps([](const char* a, const char* c, char* o) {
+    store(o, shift_vec<Width, Op>(load(a), load(c)));
+    store(o + kVecBytes, shift_vec<Width, Op>(load(a + kVecBytes), load(c + kVecBytes)));
+  }, 2 * kVecBytes / Width, Width, Width, x, count, out, n);
+}
+
+template <int Width, ShiftOp Op>
+void shift_scalar_count(const void* x, unsigned c, void* out, int64_t n) {
+  const __m128i count = _mm_cvtsi32_si128(static_cast<int>(c));
+  // 8-bit lanes shift as 16-bit ones; the mask clears the bits that crossed into a neighbour.
+  const Vec byte_mask = bytes_of(Op == ShiftOp::Left ? static_cast<uint8_t>(0xff << c) : static_cast<uint8_t>(0xff >> c));
+  run_steps([&](const char* a, const char*, char* o) {
+    store(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));
+    store(o + kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + kVecBytes), count, byte_mask));
+  }, 2 * kVecBytes / Width, Width, Width, x, nullptr, out, n);
+}
+
+template <int Width>
+void shift_width(ShiftOp op, const void* x, const void* count, void* out, int64_t n) {
+  switch (op) {
+    case ShiftOp::Left: return shift_tensor_count<Width, ShiftOp::Left>(x, count, out, n);
+    case ShiftOp::RightLogical: return shift_tensor_count<Width, ShiftOp::RightLogical>(x, count, out, n);
+    case ShiftOp::RightArithmetic: return shift_tensor_count<Width, ShiftOp::RightArithmetic>(x, count, out, n);
+  }
+}
+
+template <int Width>
+void shift_width_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, int64_t n) {
+  switch (op) {
+    case ShiftOp::Left: return shift_scalar_count<Width, ShiftOp::Left>(x, c, out, n);
+    case ShiftOp::RightLogical: return shift_scalar_count<Width, ShiftOp::RightLogical>(x, c, out, n);
+    case ShiftOp::RightArithmetic: return shift_scalar_count<Width, ShiftOp::RightArithmetic>(x, c, out, n);
+  }
+}
+
+void shift_avx2(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n) {
+  switch (width) {
+    case 1: return shift_width<1>(op, x, count, out, n);
+    case 2: return shift_width<2>(op, x, count, out, n);
+    case 4: return shift_width<4>(op, x, count, out, n);
+    case 8: return shift_width<8>(op, x, count, out, n);
+  }
+}
+
+void shift_by_scalar_avx2(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n) {
+  if (settle_out_of_range_count(op, width, count, out, n)) return;
+  const unsigned c = static_cast<unsigned>(count);
+  switch (width) {
+    case 1: return shift_width_by_scalar<1>(op, x, c, out, n);
+    case 2: return shift_width_by_scalar<2>(op, x, c, out, n);
+    case 4: return shift_width_by_scalar<4>(op, x, c, out, n);
+    case 8: return shift_width_by_scalar<8>(op, x, c, out, n);
+  }
+}
+
+// ---- signbit: sign masks (0 / -1) narrowed to bytes, then & 1 --------------------------
+// vpacks* narrow within each 128-bit half; the permutes put the halves back in order.
+inline __m128i narrow_16_to_8(Vec v) {  // 16 words (0 / -1), in order -> 16 bytes
+  return _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+
+// The sign of a qword is the sign of its high dword: the high dwords of p and q, in the
+// order [p0 p1 q0 q1 | p2 p3 q2 q3] (qword indices).
+inline Vec high_dwords(Vec p, Vec q) {
+  return _mm256_castps_si256(
+      _mm256_shuffle_ps(_mm256_castsi256_ps(p), _mm256_castsi256_ps(q), _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+void signbit_avx2(int width, const void* x, bool* out, int64_t n) {
+  const Vec one = bytes_of(1);
+  const Vec zero = _mm256_setzero_si256();
+  switch (width) {
+    case 1:
+      return run_steps([&](const char* a, const char*, char* o) {
+        store(o, _mm256_and_si256(_mm256_cmpgt_epi8(zero, load(a)), one));
+      }, 32, 1, 1, x, nullptr, out, n);
+    case 2:
+      return run_steps([&](const char* a, const char*, char* o) {
+        const Vec words = _mm256_packs_epi16(_mm256_srai_epi16(load(a), 15), _mm256_srai_epi16(load(a + 32), 15));
+        store(o, _mm256_and_si256(_mm256_permute4x64_epi64(words, 0xd8), one));
+      }, 32, 2, 1, x, nullptr, out, n);
+    case 4:
+      return run_steps([&](const char* a, const char*, char* o) {
+        const Vec ab = _mm256_packs_epi32(_mm256_srai_epi32(load(a), 31), _mm256_srai_epi32(load(a + 32), 31));
+        const Vec cd = _mm256_packs_epi32(_mm256_srai_epi32(load(a + 64), 31), _mm256_srai_epi32(load(a + 96), 31));
+        const Vec bytes = _mm256_packs_epi16(ab, cd);
+        const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        store(o, _mm256_and_si256(_mm256_permutevar8x32_epi32(bytes, order), one));
+      }, 32, 4, 1, x, nullptr, out, n);
+    case 8:
+      return run_steps([&](const char* a, const char*, char* o) {
+        const Vec ab = _mm256_srai_epi32(high_dwords(load(a), load(a + 32)), 31);
+        const Vec cd = _mm256_srai_epi32(high_dwords(load(a + 64), load(a + 96)), 31);
+        const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        const Vec words = _mm256_permutevar8x32_epi32(_mm256_packs_epi32(ab, cd), order);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_and_si128(narrow_16_to_8(words), _mm_set1_epi8(1)));
+      }, 16, 8, 1, x, nullptr, out, n);
+  }
+}
+
+const KernelTable kernel_table = {&shift_avx2, &shift_by_scalar_avx2, &signbit_avx2};
+
+}  // namespace avx2
+}  // namespace torchops
+
+#pragma GCC pop_options
+#endif  // defined(__x86_64__)

@@ -1,0 +1,194 @@
+// The AVX-512 level (F + BW + VL + DQ, 512-bit vectors). Everything below the pragma is
+// compiled for AVX-512 and lives in namespace avx512; the dispatcher only picks this table
+// on a CPU (and OS) that runs it. The rules: kernels.h and docs/semantics.md.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
+// GCC 12's AVX-512 headers seed results with a self-initialized "undefined" vector, which
+// -Wmaybe-uninitialized reports at every use; the value is never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace torchops {
+namespace avx512 {
+
+#include "kernels/kernels_impl.h"
+
+using Vec = __m512i;
+constexpr int64_t kVecBytes = 64;
+
+inline Vec load(const char* p) { return _mm512_loadu_si512(p); }
+inline void store(char* p, Vec v) { _mm512_storeu_si512(p, v); }
+inline Vec bytes_of(uint8_t b) { return _mm512_set1_epi8(static_cast<char>(b)); }
+
+// ---- Shifts by a count per lane -------------------------------------------------------
+// vpsllv/vpsrlv (w, d, q) read the count as unsigned and give 0 from the width up, and
+// vpsrav sign-fills from the width up: exactly the contract, negative counts included
+// (they read as huge). Only 8-bit lanes are emulated; tests compare every level with the
+// portable one.
+
+// 8-bit lanes through the 16-bit shifts: the low byte of each word is shifted alone
+// (count & 0xff), the high byte in place (count >> 8), and a blend keeps the byte that
+// belongs to each. A count >= 8 moves every bit out of its byte, so the kept byte is 0.
+template <bool Left>
+inline Vec shift_8(Vec x, Vec c) {
+  const Vec low = _mm512_set1_epi16(0xff);
+  const Vec x_lo = _mm512_and_si512(x, low), c_lo = _mm512_and_si512(c, low);
+  const Vec x_hi = _mm512_andnot_si512(low, x), c_hi = _mm512_srli_epi16(c, 8);
+  const Vec lo = Left ? _mm512_sllv_epi16(x_lo, c_lo) : _mm512_srlv_epi16(x_lo, c_lo);
+  const Vec hi = Left ? _mm512_sllv_epi16(x_hi, c_hi) : _mm512_srlv_epi16(x_hi, c_hi);
+  return _mm512_mask_blend_epi8(0x5555555555555555ull, hi, lo);
+}
+
+inline Vec sign_fill_8(Vec x) { return _mm512_movm_epi8(_mm512_movepi8_mask(x)); }
+
+template <int Width, ShiftOp Op>
+inline Vec shift_vec(Vec x, Vec c) {
+  if constexpr (Op == ShiftOp::Left) {
+    if constexpr (Width == 1) return shift_8<true>(x, c);
+    if constexpr (Width == 2) return _mm512_sllv_epi16(x, c);
+    if constexpr (Width == 4) return _mm512_sllv_epi32(x, c);
+    if constexpr (Width == 8) return _mm512_sllv_epi64(x, c);
+  } else if constexpr (Op == ShiftOp::RightLogical) {
+    if constexpr (Width == 1) return shift_8<false>(x, c);
+    if constexpr (Width == 2) return _mm512_srlv_epi16(x, c);
+    if constexpr (Width == 4) return _mm512_srlv_epi32(x, c);
+    if constexpr (Width == 8) return _mm512_srlv_epi64(x, c);
+  } else {
+    if constexpr (Width == 1) {
+      // See shift_right_arithmetic in kernels_impl.h.
+      const Vec fill = sign_fill_8(x);
+      return _mm512_xor_si512(shift_8<false>(_mm512_xor_si512(x, fill), c), fill);
+    }
+    if constexpr (Width == 2) return _mm512_srav_epi16(x, c);
+    if constexpr (Width == 4) return _mm512_srav_epi32(x, c);
+    if constexpr (Width == 8) return _mm512_srav_epi64(x, c);
+  }
+}
+
+// ---- Shifts by one count for every lane (in range: settled by the caller) --------------
+template <int Width, ShiftOp Op>
+inline Vec shift_vec_by_scalar(Vec x, __m128i count, Vec byte_mask) {
+  if constexpr (Op == ShiftOp::Left) {
+    // 8-bit lanes shift as 16-bit ones; the mask clears the bits that crossed into a neighbour.
+    if constexpr (Width == 1) return _mm512_and_si512(_mm512_sll_epi16(x, count), byte_mask);
+    if constexpr (Width == 2) return _mm512_sll_epi16(x, count);
+    if constexpr (Width == 4) return _mm512_sll_epi32(x, count);
+    if constexpr (Width == 8) return _mm512_sll_epi64(x, count);
+  } else if constexpr (Op == ShiftOp::RightLogical) {
+    if constexpr (Width == 1) return _mm512_and_si512(_mm512_srl_epi16(x, count), byte_mask);
+    if constexpr (Width == 2) return _mm512_srl_epi16(x, count);
+    if constexpr (Width == 4) return _mm512_srl_epi32(x, count);
+    if constexpr (Width == 8) return _mm512_srl_epi64(x, count);
+  } else {
+    if constexpr (Width == 1) {
+      const Vec fill = sign_fill_8(x);
+      const Vec flipped = _mm512_xor_si512(x, fill);
+      return _mm512_xor_si512(_mm512_and_si512(_mm512_srl_epi16(flipped, count), byte_mask), fill);
+    }
+    if constexpr (Width == 2) return _mm512_sra_epi16(x, count);
+    if constexpr (Width == 4) return _mm512_sra_epi32(x, count);
+    if constexpr (Width == 8) return _mm512_sra_epi64(x, count);
+  }
+}
+
+template <int Width, ShiftOp Op>
+void shift_tensor_count(const void* x, const void* count, void* out, int64_t n) {
+  run_steps([](const char* a, const char* c, char* o) {
+    store(o, shift_vec<Width, Op>(load(a), load(c)));
+    store(o + kVecBytes, shift_vec<Width, Op>(load(a + kVecBytes), load(c + kVecBytes)));
+  }, 2 * kVecBytes / Width, Width, Width, x, count, out, n);
+}
+
+template <int Width, ShiftOp Op>
+void shift_scalar_count(const void* x, unsigned c, void* out, int64_t n) {
+  const __m128i count = _mm_cvtsi32_si128(static_cast<int>(c));
+  const Vec byte_mask = bytes_of(Op == ShiftOp::Left ? static_cast<uint8_t>(0xff << c) : static_cast<uint8_t>(0xff >> c));
+  run_steps([&](const char* a, const char*, char* o) {
+    store(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));
+    store(o + kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + kVecBytes), count, byte_mask));
+  }, 2 * kVecBytes / Width, Width, Width, x, nullptr, out, n);
+}
+
+template <int Width>
+void shift_width(ShiftOp op, const void* x, const void* count, void* out, int64_t n) {
+  switch (op) {
+    case ShiftOp::Left: return shift_tensor_count<Width, ShiftOp::Left>(x, count, out, n);
+    case ShiftOp::RightLogical: return shift_tensor_count<Width, ShiftOp::RightLogical>(x, count, out, n);
+    case ShiftOp::RightArithmetic: return shift_tensor_count<Width, ShiftOp::RightArithmetic>(x, count, out, n);
+  }
+}
+
+template <int Width>
+void shift_width_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, int64_t n) {
+  switch (op) {
+    case ShiftOp::Left: return shift_scalar_count<Width, ShiftOp::Left>(x, c, out, n);
+    case ShiftOp::RightLogical: return shift_scalar_count<Width, ShiftOp::RightLogical>(x, c, out, n);
+    case ShiftOp::RightArithmetic: return shift_scalar_count<Width, ShiftOp::RightArithmetic>(x, c, out, n);
+  }
+}
+
+void shift_avx512(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n) {
+  switch (width) {
+    case 1: return shift_width<1>(op, x, count, out, n);
+    case 2: return shift_width<2>(op, x, count, out, n);
+    case 4: return shift_width<4>(op, x, count, out, n);
+    case 8: return shift_width<8>(op, x, count, out, n);
+  }
+}
+
+void shift_by_scalar_avx512(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n) {
+  if (settle_out_of_range_count(op, width, count, out, n)) return;
+  const unsigned c = static_cast<unsigned>(count);
+  switch (width) {
+    case 1: return shift_width_by_scalar<1>(op, x, c, out, n);
+    case 2: return shift_width_by_scalar<2>(op, x, c, out, n);
+    case 4: return shift_width_by_scalar<4>(op, x, c, out, n);
+    case 8: return shift_width_by_scalar<8>(op, x, c, out, n);
+  }
+}
+
+// ---- signbit: vpmov*2m collects the top bit of each lane into a mask register, and a
+// masked move turns the mask into bytes of 0 / 1. One step reads 64 bytes of input.
+void signbit_avx512(int width, const void* x, bool* out, int64_t n) {
+  switch (width) {
+    case 1:
+      return run_steps([](const char* a, const char*, char* o) {
+        store(o, _mm512_maskz_mov_epi8(_mm512_movepi8_mask(load(a)), bytes_of(1)));
+      }, 64, 1, 1, x, nullptr, out, n);
+    case 2:
+      return run_steps([](const char* a, const char*, char* o) {
+        const __m256i ones = _mm256_set1_epi8(1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_maskz_mov_epi8(_mm512_movepi16_mask(load(a)), ones));
+      }, 32, 2, 1, x, nullptr, out, n);
+    case 4:
+      return run_steps([](const char* a, const char*, char* o) {
+        const __m128i ones = _mm_set1_epi8(1);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_maskz_mov_epi8(_mm512_movepi32_mask(load(a)), ones));
+      }, 16, 4, 1, x, nullptr, out, n);
+    case 8:
+      return run_steps([](const char* a, const char*, char* o) {
+        const __m128i ones = _mm_set1_epi8(1);
+        const __mmask16 signs = static_cast<__mmask16>(_mm512_movepi64_mask(load(a)) |
+                                                       (_mm512_movepi64_mask(load(a + 64)) << 8));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_maskz_mov_epi8(signs, ones));
+      }, 16, 8, 1, x, nullptr, out, n);
+  }
+}
+
+const KernelTable kernel_table = {&shift_avx512, &shift_by_scalar_avx512, &signbit_avx512};
+
+}  // namespace avx512
+}  // namespace torchops
+
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif  // defined(__x86_64__)

@@ -1,0 +1,74 @@
+"""The kernel level: detection, TORCHOPS_CPU_CAPABILITY, the in-process switch, and
+refusals that name the bad value and the levels this CPU supports."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torchops
+
+LEVELS = ["default", "avx2", "avx512"]
+SUPPORTED = torch.ops.torchops._supported_cpu_capabilities()
+
+
+def run_python(code, **env):
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env},
+    )
+
+
+def test_supported_levels_start_with_default_and_are_ordered():
+    assert SUPPORTED[0] == "default"
+    assert SUPPORTED == LEVELS[: len(SUPPORTED)]
+
+
+def test_level_in_use_is_the_best_supported_one_without_the_variable():
+    result = run_python("import torchops; print(torchops.cpu_capability())", TORCHOPS_CPU_CAPABILITY="")
+    # An empty value is not a level either: it is refused, not taken as unset.
+    assert result.returncode != 0
+    env = {k: v for k, v in os.environ.items() if k != "TORCHOPS_CPU_CAPABILITY"}
+    result = subprocess.run([sys.executable, "-c", "import torchops; print(torchops.cpu_capability())"],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == SUPPORTED[-1]
+
+
+@pytest.mark.parametrize("level", SUPPORTED)
+def test_variable_forces_each_supported_level(level):
+    result = run_python("import torchops; print(torchops.cpu_capability())", TORCHOPS_CPU_CAPABILITY=level)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == level
+
+
+def test_unknown_level_in_variable_fails_the_import_with_a_clear_message():
+    result = run_python("import torchops", TORCHOPS_CPU_CAPABILITY="avx1024")
+    assert result.returncode != 0
+    assert "TORCHOPS_CPU_CAPABILITY='avx1024' is not a kernel level" in result.stderr
+    assert "this CPU supports: " + ", ".join(SUPPORTED) in result.stderr
+
+
+@pytest.mark.skipif(SUPPORTED == LEVELS, reason="this CPU runs every level")
+def test_level_the_cpu_cannot_run_is_refused():
+    missing = LEVELS[len(SUPPORTED)]
+    result = run_python("import torchops", TORCHOPS_CPU_CAPABILITY=missing)
+    assert result.returncode != 0
+    assert f"'{missing}' is a level this CPU cannot run" in result.stderr
+
+
+def test_switch_in_process_and_refusals(restore_level):
+    for level in SUPPORTED:
+        torch.ops.torchops._set_cpu_capability(level)
+        assert torchops.cpu_capability() == level
+    with pytest.raises(ValueError, match=r"'AVX2' is not a kernel level .*this CPU supports: default"):
+        torch.ops.torchops._set_cpu_capability("AVX2")
+    assert torchops.cpu_capability() == SUPPORTED[-1]  # unchanged by the refusal
+
+
+@pytest.fixture
+def restore_level():
+    before = torchops.cpu_capability()
+    yield
+    torch.ops.torchops._set_cpu_capability(before)
