@@ -43,9 +43,8 @@ NUMPY_DTYPES = {
     torch.uint8: np.uint8, torch.uint16: np.uint16, torch.uint32: np.uint32, torch.uint64: np.uint64,
 }
 
-DIRECTIONS = ["LEFT", "RIGHT", "left", "right"]
-# (direction, arithmetic) pairs: the three distinct operations plus the
-# lower-case spellings and the redundant LEFT/arithmetic=False.
+# (direction, arithmetic): the three distinct operations.  Lower-case
+# spellings and LEFT with arithmetic=False have tests of their own.
 OPERATIONS = [("LEFT", True), ("RIGHT", True), ("RIGHT", False)]
 OPERATION_IDS = ["left", "right_arith", "right_logical"]
 
@@ -87,7 +86,7 @@ def make_tensor(values, dtype):
     flat = np.asarray(values, dtype=object).reshape(-1)
     assert all(low <= int(v) <= high for v in flat), f"value out of range for {dtype}"
     array = np.array(values, dtype=object).astype(NUMPY_DTYPES[dtype])
-    return torch.from_numpy(np.ascontiguousarray(array)).clone()
+    return torch.from_numpy(array).clone()  # astype made a fresh C-contiguous array (0-d kept 0-d)
 
 
 def interesting_values(dtype):
@@ -140,12 +139,6 @@ def expected_shift(x, y, direction, arithmetic=True):
     return model.shift_model(xs, ys, result_dtype, direction, arithmetic), result_dtype
 
 
-def assert_matches(result, expected, dtype):
-    assert isinstance(result, torch.Tensor)
-    assert result.dtype == dtype
-    assert result.tolist() == expected
-
-
 # --------------------------------------------------------------------------
 # calling the ops through each entry point
 def shift(api, x, y, direction, arithmetic=True, out=None):
@@ -166,7 +159,8 @@ def shift(api, x, y, direction, arithmetic=True, out=None):
 
 
 def shift_(api, x, y, direction, arithmetic=True):
-    """In-place shift; returns whatever the entry point returns (ops: x)."""
+    """In-place shift.  The Python API's in-place functions are the Paddle
+    ones (they return x); the op returns nothing, so this returns x for it."""
     import torchops
 
     if api in ("bitshift", "paddle"):
@@ -176,6 +170,35 @@ def shift_(api, x, y, direction, arithmetic=True):
         assert torch.ops.torchops.bitshift_(x, y, direction, arithmetic) is None
         return x
     raise AssertionError(api)
+
+
+# --------------------------------------------------------------------------
+# out= tensors
+OUT_KINDS = ["right_shape", "empty", "wrong_shape", "right_shape_strided"]
+
+
+def make_out(kind, shape, dtype, fill):
+    """An out= tensor for a result of `shape`, filled with `fill`:
+      right_shape          contiguous, of `shape`
+      empty                no elements (PyTorch resizes it silently)
+      wrong_shape          elements but the wrong shape (PyTorch resizes it)
+      right_shape_strided  of `shape` but not contiguous: transposed memory for
+                           2+ dims, every other element for 1 dim, an offset
+                           view for 0-d (its strides must be kept)
+    """
+    shape = tuple(shape)
+    if kind == "right_shape":
+        return torch.full(shape, fill, dtype=dtype)
+    if kind == "empty":
+        return torch.full((0,), fill, dtype=dtype)
+    if kind == "wrong_shape":
+        return torch.full((2, 9), fill, dtype=dtype)
+    assert kind == "right_shape_strided"
+    if len(shape) >= 2:
+        return torch.full(shape, fill, dtype=dtype).transpose(0, 1).contiguous().transpose(0, 1)
+    if len(shape) == 1:
+        return torch.full((2 * shape[0] + 1,), fill, dtype=dtype)[1::2]
+    return torch.full((2,), fill, dtype=dtype)[1]
 
 
 def snapshot(*tensors):
@@ -189,6 +212,27 @@ def assert_unchanged(snapshots):
         assert tensor.shape == shape
         assert tensor.stride() == stride
         assert torch.equal(tensor, clone)
+
+
+# --------------------------------------------------------------------------
+# kernel levels (STYLE.md: sweeps run on every level the CPU supports), switched
+# in-process through torchops' private hook (csrc/dispatch/).
+import torchops  # noqa: E402,F401
+
+CPU_CAPABILITIES = list(torch.ops.torchops._supported_cpu_capabilities())
+
+
+@pytest.fixture(params=CPU_CAPABILITIES, ids=lambda level: f"cpu={level}")
+def cpu_capability(request):
+    """Runs the test with the kernel level forced to each supported one."""
+    level = request.param
+    before = torch.ops.torchops._cpu_capability()
+    torch.ops.torchops._set_cpu_capability(level)
+    try:
+        assert torch.ops.torchops._cpu_capability() == level
+        yield level
+    finally:
+        torch.ops.torchops._set_cpu_capability(before)
 
 
 # --------------------------------------------------------------------------

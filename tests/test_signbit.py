@@ -11,7 +11,10 @@ import torch
 import torchops
 
 import model
-from conftest import FLOAT_DTYPES, INT_DTYPES, SIGNED_DTYPES, UNSIGNED_DTYPES, dtype_id, interesting_values, make_tensor, random_values
+from conftest import (
+    FLOAT_DTYPES, INT_DTYPES, OUT_KINDS, SIGNED_DTYPES, UNSIGNED_DTYPES, dtype_id, interesting_values, make_out,
+    make_tensor, random_values,
+)
 
 # float dtype -> (exponent bits, mantissa bits, same-width signed int dtype)
 FORMATS = {
@@ -52,7 +55,7 @@ def special_patterns(dtype):
 
 @pytest.mark.parametrize("api", ["python", "ops"])
 @float_dtypes
-def test_special_float_values(api, dtype):
+def test_special_float_values(api, dtype, cpu_capability):
     cases = special_patterns(dtype)
     x = floats_from_bits([pattern for _, pattern, _ in cases], dtype)
     result = torchops.signbit(x) if api == "python" else torch.ops.torchops.signbit(x)
@@ -80,7 +83,7 @@ def test_python_float_literals(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
-def test_every_16bit_float_pattern(dtype):
+def test_every_16bit_float_pattern(dtype, cpu_capability):
     patterns = list(range(1 << 16))
     x = floats_from_bits(patterns, dtype)
     result = torchops.signbit(x)
@@ -89,10 +92,9 @@ def test_every_16bit_float_pattern(dtype):
 
 
 @float_dtypes
-def test_random_bit_patterns_against_model_torch_and_numpy(dtype, rng):
+def test_random_bit_patterns_against_model_torch_and_numpy(dtype, rng, cpu_capability):
     width = 1 + FORMATS[dtype][0] + FORMATS[dtype][1]
-    patterns = rng.integers(0, 1 << width, size=50_000, dtype=np.uint64).tolist() if width == 64 else \
-        rng.integers(0, 1 << width, size=50_000).tolist()
+    patterns = rng.integers(0, 1 << width, size=50_000, dtype=np.uint64).tolist()
     x = floats_from_bits(patterns, dtype)
     result = torchops.signbit(x)
     np.testing.assert_array_equal(result.numpy(), model.signbit_model(x))
@@ -110,7 +112,7 @@ def test_ordinary_values_against_torch(dtype):
 
 
 @pytest.mark.parametrize("dtype", SIGNED_DTYPES, ids=dtype_id)
-def test_signed_integers_are_negative(dtype, rng):
+def test_signed_integers_are_negative(dtype, rng, cpu_capability):
     values = interesting_values(dtype) + random_values(dtype, 1000, rng)
     result = torchops.signbit(make_tensor(values, dtype))
     assert result.dtype == torch.bool
@@ -136,6 +138,23 @@ def test_integers_against_model_and_torch(dtype, rng):
     result = torchops.signbit(x)
     np.testing.assert_array_equal(result.numpy(), model.signbit_model(x))
     assert torch.equal(result, torch.signbit(x))
+
+
+LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1025]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + SIGNED_DTYPES + UNSIGNED_DTYPES, ids=dtype_id)
+def test_lengths_around_vector_widths(dtype, cpu_capability, rng):
+    for length in LENGTHS:
+        for offset in (0, 1):
+            if dtype in FORMATS:
+                width = 1 + FORMATS[dtype][0] + FORMATS[dtype][1]
+                x = floats_from_bits([int(v) for v in rng.integers(0, 1 << width, size=length + offset,
+                                                                  dtype=np.uint64)], dtype)
+            else:
+                x = make_tensor(random_values(dtype, length + offset, rng), dtype)
+            x = x[offset:]
+            np.testing.assert_array_equal(torchops.signbit(x).numpy(), model.signbit_model(x), err_msg=str(length))
 
 
 # --------------------------------------------------------------------------
@@ -177,20 +196,10 @@ def test_layouts(layout, dtype):
 # out=
 @pytest.mark.parametrize("api", ["python", "ops"])
 @pytest.mark.parametrize("layout", LAYOUT_NAMES)
-@pytest.mark.parametrize("out_kind", ["right_shape", "empty", "wrong_shape", "right_shape_transposed"])
+@pytest.mark.parametrize("out_kind", OUT_KINDS)
 def test_out(api, layout, out_kind):
     x = _layouts(torch.float64)[layout]
-    if out_kind == "right_shape":
-        out = torch.zeros(x.shape, dtype=torch.bool)
-    elif out_kind == "empty":
-        out = torch.empty(0, dtype=torch.bool)
-    elif out_kind == "wrong_shape":
-        out = torch.ones(7, 2, dtype=torch.bool)
-    else:
-        if x.dim() < 2:
-            pytest.skip("needs two dims")
-        out = torch.zeros(x.shape, dtype=torch.bool).transpose(0, 1).contiguous().transpose(0, 1)
-    builtin_out = out.clone()
+    out, builtin_out = (make_out(out_kind, x.shape, torch.bool, True) for _ in range(2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PyTorch warns when it resizes a non-empty out
         torch.signbit(x, out=builtin_out)

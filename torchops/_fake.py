@@ -75,10 +75,21 @@ def _check_out_dtype(op: str, out: Tensor, dtype: torch.dtype) -> None:
     )
 
 
+def _scalar_dtype_name(y) -> str:
+    """The dtype c10::Scalar reports for a Python number, as the C++ message names it."""
+    if isinstance(y, (bool, torch.SymBool)):
+        return "bool"
+    if isinstance(y, (float, torch.SymFloat)):
+        return "float64"
+    if isinstance(y, complex):
+        return "complex128"
+    return type(y).__name__
+
+
 def _check_scalar_count(op: str, y) -> None:
     torch._check_type(
         isinstance(y, (int, torch.SymInt)) and not isinstance(y, bool),
-        lambda: f"{op}: y must be an integer, got a {_name(torch.tensor(y).dtype)} scalar",
+        lambda: f"{op}: y must be an integer, got a {_scalar_dtype_name(y)} scalar",
     )
 
 

@@ -1,0 +1,275 @@
+"""Every error in the contract: the exception type, a message that names the
+op and the problem, and no tensor (x, y, out) touched afterwards -- values,
+shape, strides and dtype."""
+
+import re
+
+import pytest
+import torch
+
+import torchops
+
+from conftest import (
+    APIS, COMPLEX_DTYPES, NON_INTEGER_DTYPES, SIGNBIT_REFUSED_DTYPES, assert_unchanged, dtype_id, dtype_pattern,
+    make_tensor, shift, shift_, snapshot,
+)
+
+
+def check_error(call, tensors, exception, *patterns):
+    """`call()` raises `exception` whose message matches every regex in
+    `patterns`, and leaves every tensor in `tensors` as it was."""
+    before = snapshot(*tensors)
+    with pytest.raises(exception) as info:
+        call()
+    message = str(info.value)
+    for pattern in patterns:
+        assert re.search(pattern, message), f"{pattern!r} not in error message {message!r}"
+    assert_unchanged(before)
+    return info
+
+
+OP = r"bitshift"
+ARG_X, ARG_Y, ARG_OUT = r"\bx\b", r"\by\b", r"\bout\b"
+IN_PLACE_APIS = ["paddle", "ops"]
+
+
+def _out_kinds(dtype, shape):
+    """A right-shaped out, an empty one and a wrong-shaped one (which a
+    successful call would resize): an error must not resize any of them."""
+    return {
+        "right_shape": torch.full(shape, 9, dtype=dtype),
+        "empty": torch.empty(0, dtype=dtype),
+        "wrong_shape": torch.full((7,), 9, dtype=dtype),
+        "none": None,
+    }
+
+
+# --------------------------------------------------------------------------
+# TypeError: refused dtypes
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("dtype", NON_INTEGER_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
+@pytest.mark.parametrize("out_kind", ["none", "right_shape", "wrong_shape"])
+def test_x_dtype_refused(api, dtype, count_kind, out_kind):
+    x = torch.ones(3, dtype=dtype)
+    y = make_tensor([1, 2, 3], torch.int32) if count_kind == "tensor" else 2
+    out = _out_kinds(torch.int32, (3,))[out_kind]
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, ARG_X, dtype_pattern(dtype))
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("dtype", NON_INTEGER_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("out_kind", ["none", "right_shape", "empty"])
+def test_y_dtype_refused(api, dtype, out_kind):
+    x = make_tensor([1, 2, 3], torch.int32)
+    y = torch.ones(3, dtype=dtype)
+    out = _out_kinds(torch.int32, (3,))[out_kind]
+    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], TypeError, OP, ARG_Y, dtype_pattern(dtype))
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool], ids=dtype_id)
+def test_zero_dim_y_dtype_refused(api, dtype):
+    x = make_tensor([1, 2, 3], torch.int64)
+    y = torch.tensor(1, dtype=dtype)
+    check_error(lambda: shift(api, x, y, "LEFT"), [x, y], TypeError, OP, ARG_Y, dtype_pattern(dtype))
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("count, kind", [(True, r"(?i)bool"), (False, r"(?i)bool"), (1.0, r"(?i)float|double"),
+                                         (2.5, r"(?i)float|double"), (-0.0, r"(?i)float|double")], ids=repr)
+@pytest.mark.parametrize("out_kind", ["none", "wrong_shape"])
+def test_bool_or_float_python_count_refused(api, count, kind, out_kind):
+    x = make_tensor([1, 2, 3], torch.int16)
+    out = _out_kinds(torch.int16, (3,))[out_kind]
+    check_error(lambda: shift(api, x, count, "LEFT", out=out), [x, out], TypeError, OP, kind)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("x_dtype, y_dtype", [
+    (torch.uint16, torch.int8), (torch.int8, torch.uint16), (torch.uint32, torch.uint8),
+    (torch.uint64, torch.int64), (torch.int64, torch.uint64), (torch.uint16, torch.uint32),
+], ids=lambda d: dtype_id(d))
+@pytest.mark.parametrize("out_kind", ["none", "empty"])
+def test_unpromotable_pair_refused(api, x_dtype, y_dtype, out_kind):
+    x = make_tensor([1, 2, 3], x_dtype)
+    y = make_tensor([1, 1, 1], y_dtype)
+    unsigned = x_dtype if x_dtype in (torch.uint16, torch.uint32, torch.uint64) else y_dtype
+    out = _out_kinds(unsigned, (3,))[out_kind]
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, dtype_pattern(unsigned))
+
+
+@pytest.mark.parametrize("api", IN_PLACE_APIS)
+@pytest.mark.parametrize("dtype", NON_INTEGER_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
+def test_in_place_x_dtype_refused(api, dtype, count_kind):
+    x = torch.ones(3, dtype=dtype)
+    y = make_tensor([1, 2, 3], torch.int64) if count_kind == "tensor" else 1
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], TypeError, OP, ARG_X, dtype_pattern(dtype))
+
+
+@pytest.mark.parametrize("api", IN_PLACE_APIS)
+@pytest.mark.parametrize("count", [True, 1.5], ids=repr)
+def test_in_place_bool_or_float_python_count_refused(api, count):
+    x = make_tensor([1, 2, 3], torch.int32)
+    check_error(lambda: shift_(api, x, count, "RIGHT"), [x], TypeError, OP)
+
+
+@pytest.mark.parametrize("api", IN_PLACE_APIS)
+def test_in_place_y_dtype_refused(api):
+    x = make_tensor([1, 2, 3], torch.int32)
+    y = torch.ones(3, dtype=torch.float64)
+    check_error(lambda: shift_(api, x, y, "RIGHT"), [x, y], TypeError, OP, ARG_Y, dtype_pattern(torch.float64))
+
+
+# --------------------------------------------------------------------------
+# ValueError: direction
+BAD_DIRECTIONS = ["Left", "Right", "up", "", "LEFT ", " RIGHT", "l", "R", "RIGHTS", "lEFT", "LEFT\x00"]
+
+
+@pytest.mark.parametrize("api", ["bitshift", "ops"])
+@pytest.mark.parametrize("direction", BAD_DIRECTIONS, ids=repr)
+@pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
+@pytest.mark.parametrize("with_out", [False, True], ids=["functional", "out"])
+def test_bad_direction(api, direction, count_kind, with_out):
+    x = make_tensor([1, 2, 3], torch.int8)
+    y = make_tensor([1, 1, 1], torch.int8) if count_kind == "tensor" else 1
+    out = torch.full((5,), 9, dtype=torch.int8) if with_out else None
+    check_error(lambda: shift(api, x, y, direction, out=out), [x, y, out], ValueError,
+                OP, r"direction", r"LEFT", r"RIGHT")
+
+
+@pytest.mark.parametrize("direction", BAD_DIRECTIONS, ids=repr)
+@pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
+def test_bad_direction_in_place(direction, count_kind):
+    # Only the op layer takes a direction in place (the Paddle functions name it).
+    x = make_tensor([1, 2, 3], torch.int8)
+    y = make_tensor([1, 1, 1], torch.int8) if count_kind == "tensor" else 1
+    check_error(lambda: shift_("ops", x, y, direction), [x, y], ValueError, OP, r"direction", r"LEFT", r"RIGHT")
+
+
+# --------------------------------------------------------------------------
+# RuntimeError: shapes, in-place fit, out dtype
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("x_shape, y_shape", [((3,), (4,)), ((2, 3), (3, 2)), ((2, 3, 4), (2, 1, 5)), ((0,), (2,))],
+                         ids=str)
+@pytest.mark.parametrize("out_kind", ["none", "empty", "wrong_shape"])
+def test_non_broadcastable_shapes(api, x_shape, y_shape, out_kind):
+    x = torch.ones(x_shape, dtype=torch.int32)
+    y = torch.ones(y_shape, dtype=torch.int32)
+    out = _out_kinds(torch.int32, x_shape)[out_kind]
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, OP,
+                r"(?i)broadcast|shape|size")
+
+
+@pytest.mark.parametrize("api", IN_PLACE_APIS)
+@pytest.mark.parametrize("x_shape, y_shape", [((3, 1), (1, 4)), ((3,), (2, 3)), ((), (2,)), ((1,), (5,)),
+                                              ((2, 1, 3), (2, 4, 3)), ((3,), (4,))], ids=str)
+def test_in_place_broadcast_shape_must_equal_x_shape(api, x_shape, y_shape):
+    x = torch.full(x_shape, 3, dtype=torch.int16)
+    y = torch.ones(y_shape, dtype=torch.int16)
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError, OP, r"(?i)shape|size|broadcast")
+
+
+@pytest.mark.parametrize("api", IN_PLACE_APIS)
+@pytest.mark.parametrize("x_dtype, y_dtype", [
+    (torch.int8, torch.int32), (torch.uint8, torch.int8), (torch.int16, torch.int64), (torch.int32, torch.int64),
+    (torch.uint8, torch.int16),
+], ids=lambda d: dtype_id(d))
+def test_in_place_result_dtype_must_equal_x_dtype(api, x_dtype, y_dtype):
+    x = make_tensor([1, 2, 3], x_dtype)
+    y = make_tensor([1, 1, 1], y_dtype)
+    result_dtype = torch.result_type(x, y)
+    assert result_dtype != x_dtype
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError, OP,
+                rf"(?i)dtype|{dtype_pattern(result_dtype)}")
+
+
+# (x dtype, count: a tensor dtype or the Python int 1, out dtype); out never
+# has the result dtype.
+OUT_DTYPE_MISMATCHES = [
+    (torch.int8, torch.int8, torch.int32),
+    (torch.int32, torch.int32, torch.int8),
+    (torch.int8, torch.int8, torch.uint8),
+    (torch.int8, torch.int32, torch.int8),   # result is int32
+    (torch.uint8, torch.int8, torch.uint8),  # result is int16
+    (torch.uint16, torch.uint16, torch.int16),
+    (torch.uint64, torch.uint64, torch.int64),
+    (torch.int8, 1, torch.int16),
+    (torch.uint8, 1, torch.int8),
+    (torch.uint32, 1, torch.int32),
+    (torch.int64, 1, torch.uint64),
+]
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("x_dtype, count, out_dtype", OUT_DTYPE_MISMATCHES,
+                         ids=lambda v: dtype_id(v) if isinstance(v, torch.dtype) else "python_int")
+@pytest.mark.parametrize("out_shape", [(3,), (0,), (2, 2)], ids=str)
+def test_out_dtype_must_equal_result_dtype(api, x_dtype, count, out_dtype, out_shape):
+    x = make_tensor([1, 2, 3], x_dtype)
+    y = make_tensor([1, 1, 1], count) if isinstance(count, torch.dtype) else count
+    assert torch.result_type(x, y) != out_dtype
+    out = torch.full(out_shape, 9, dtype=out_dtype)
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, OP, ARG_OUT)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("out_dtype", NON_INTEGER_DTYPES, ids=dtype_id)
+def test_out_of_a_non_integer_dtype_refused(api, out_dtype):
+    # The contract asks RuntimeError for an out dtype different from the
+    # result dtype and TypeError for a refused dtype naming "out": accept either.
+    x = make_tensor([1, 2, 3], torch.int32)
+    y = make_tensor([1, 1, 1], torch.int32)
+    out = torch.zeros(3, dtype=out_dtype)
+    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], (TypeError, RuntimeError), OP, ARG_OUT)
+
+
+@pytest.mark.parametrize("api", ["bitshift", "paddle"])
+@pytest.mark.parametrize("x, dtype", [(300, torch.int8), (-129, torch.int8), (-1, torch.uint8), (256, torch.uint8),
+                                      (70000, torch.uint16), (-1, torch.uint64), (2**64, torch.uint64),
+                                      (2**63, torch.int64), (2**31, torch.int32)],
+                         ids=lambda v: dtype_id(v) if isinstance(v, torch.dtype) else str(v))
+def test_python_int_x_that_does_not_fit_y_dtype(api, x, dtype):
+    y = make_tensor([1, 2], dtype)
+    out = torch.full((2,), 9, dtype=dtype)
+    # The contract calls it an error without naming the type.
+    check_error(lambda: shift(api, x, y, "LEFT"), [y], (RuntimeError, ValueError, OverflowError, TypeError))
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [y, out], (RuntimeError, ValueError, OverflowError, TypeError))
+
+
+@pytest.mark.parametrize("api", ["bitshift", "paddle"])
+def test_python_int_x_at_the_edges_of_y_dtype_is_fine(api):
+    assert shift(api, -128, make_tensor([0], torch.int8), "LEFT").tolist() == [-128]
+    assert shift(api, 127, make_tensor([0], torch.int8), "LEFT").tolist() == [127]
+    assert shift(api, 2**64 - 1, make_tensor([0], torch.uint64), "LEFT").tolist() == [2**64 - 1]
+    assert shift(api, -2**63, make_tensor([0], torch.int64), "LEFT").tolist() == [-2**63]
+
+
+# --------------------------------------------------------------------------
+# signbit
+def _signbit(api, x, out=None):
+    if api == "python":
+        return torchops.signbit(x, out=out)
+    if out is None:
+        return torch.ops.torchops.signbit(x)
+    return torch.ops.torchops.signbit.out(x, out=out)
+
+
+@pytest.mark.parametrize("api", ["python", "ops"])
+@pytest.mark.parametrize("dtype", SIGNBIT_REFUSED_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("out_kind", ["none", "right_shape", "wrong_shape"])
+def test_signbit_dtype_refused(api, dtype, out_kind):
+    x = torch.zeros(3, dtype=torch.float32).to(dtype) if dtype not in COMPLEX_DTYPES else torch.tensor([-1j, 1, 0], dtype=dtype)
+    out = _out_kinds(torch.bool, (3,))[out_kind]
+    check_error(lambda: _signbit(api, x, out), [x, out], TypeError, r"signbit", ARG_X, dtype_pattern(dtype))
+
+
+@pytest.mark.parametrize("api", ["python", "ops"])
+@pytest.mark.parametrize("out_dtype", [torch.int8, torch.uint8, torch.float32, torch.int64], ids=dtype_id)
+@pytest.mark.parametrize("out_shape", [(3,), (0,), (4, 2)], ids=str)
+@pytest.mark.parametrize("x_dtype", [torch.float32, torch.int8, torch.bool], ids=dtype_id)
+def test_signbit_out_must_be_bool(api, out_dtype, out_shape, x_dtype):
+    x = torch.tensor([-1, 0, 1]).to(x_dtype)
+    out = torch.full(out_shape, 5, dtype=out_dtype)
+    check_error(lambda: _signbit(api, x, out), [x, out], RuntimeError, r"signbit", ARG_OUT)

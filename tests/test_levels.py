@@ -1,0 +1,115 @@
+"""Every kernel level against the model, where SIMD code goes wrong: sizes around each
+vector width (tails), unaligned starts, strided rows, counts around the bit width, and a
+size large enough to be split across threads."""
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import model
+import torchops
+from conftest import INT_DTYPES, FLOAT_DTYPES, OPERATIONS, OPERATION_IDS, dtype_id
+
+WIDTHS = [8, 16, 32, 64]
+SIZES = sorted({0, 1} | {s for w in WIDTHS for s in (w - 1, w, w + 1, 2 * w - 1, 2 * w + 1)})
+PARALLEL_SIZE = 3 * 32768 + 5  # beyond TensorIterator's grain: split across threads, odd tail
+
+
+def interesting_values(dtype):
+    low, high = model.value_range(dtype)
+    n = model.width(dtype)
+    values = {low, low + 1, -1, 0, 1, 2, high - 1, high, 1 << (n - 2), 0x5A5A5A5A5A5A5A5A, -45, -102}
+    return sorted(model.wrap(v, dtype) for v in values)
+
+
+def interesting_counts(dtype):
+    n = model.width(dtype)
+    return sorted({model.wrap(c, dtype) for c in (-1, 0, 1, n - 1, n, n + 1, 3, n // 2, 1000)})
+
+
+def pattern(values, size, salt):
+    """`size` values cycling through `values` with a stride coprime to their number, so
+    that neighbours (and so lanes of a vector) differ."""
+    step = 7 if len(values) % 7 else 5
+    return [values[(i * step + salt) % len(values)] for i in range(size)]
+
+
+def tensor_of(values, dtype):
+    return torch.tensor(np.array(values, dtype=object).astype(np.dtype(str(dtype).replace("torch.", ""))))
+
+
+def expected_shift(xs, cs, dtype, direction, arithmetic):
+    """The model, element by element; the inputs repeat, so each pair is modelled once."""
+    table = {}
+    for pair in set(zip(xs, cs)):
+        table[pair] = model.shift_scalar(*pair, dtype, direction, arithmetic)
+    return [table[pair] for pair in zip(xs, cs)]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
+def test_tensor_counts_at_every_size_and_offset(cpu_capability, dtype, direction, arithmetic):
+    values, counts = interesting_values(dtype), interesting_counts(dtype)
+    for size, offset in itertools.product(SIZES + [PARALLEL_SIZE], (0, 1)):
+        xs = pattern(values, size + offset, 0)
+        cs = pattern(counts, size + offset, 3)
+        # A view that starts `offset` elements in: unaligned loads for every vector.
+        x = tensor_of(xs, dtype)[offset:]
+        y = tensor_of(cs, dtype)[offset:]
+        got = torchops.bitshift(x, y, direction, arithmetic)
+        assert got.tolist() == expected_shift(xs[offset:], cs[offset:], dtype, direction, arithmetic), (size, offset)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
+def test_scalar_counts_at_every_size(cpu_capability, dtype, direction, arithmetic):
+    n = model.width(dtype)
+    values = interesting_values(dtype)
+    for size in SIZES + [PARALLEL_SIZE]:
+        xs = pattern(values, size + 1, 0)
+        x = tensor_of(xs, dtype)[1:]
+        for count in (-1, 0, 1, n - 1, n, n + 1, 2**40):
+            got = torchops.bitshift(x, count, direction, arithmetic)
+            want = expected_shift(xs[1:], [count] * size, dtype, direction, arithmetic)
+            assert got.tolist() == want, (size, count)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
+def test_strided_and_broadcast_rows(cpu_capability, dtype, direction, arithmetic):
+    values, counts = interesting_values(dtype), interesting_counts(dtype)
+    rows, cols = 5, 2 * 64 + 3
+    xs = pattern(values, rows * cols * 2, 1)
+    x = tensor_of(xs, dtype).reshape(rows, 2 * cols)[:, ::2]  # inner stride 2
+    x_values = np.array(xs, dtype=object).reshape(rows, 2 * cols)[:, ::2]
+    cs = pattern(counts, cols, 2)
+    y_row = tensor_of(cs, dtype)  # broadcast along rows
+    y_col = tensor_of(cs[:rows], dtype).reshape(rows, 1)  # one count per row: stride 0 inside a row
+    for y, y_values in ((y_row, np.broadcast_to(np.array(cs, dtype=object), (rows, cols))),
+                        (y_col, np.broadcast_to(np.array(cs[:rows], dtype=object).reshape(rows, 1), (rows, cols)))):
+        got = torchops.bitshift(x, y, direction, arithmetic)
+        want = np.array(expected_shift(list(x_values.flat), list(y_values.flat), dtype, direction, arithmetic),
+                        dtype=object).reshape(rows, cols)
+        assert got.tolist() == want.tolist()
+        # The transposed view walks the same data with a non-unit inner stride.
+        got_t = torchops.bitshift(x.t(), y.expand(rows, cols).t(), direction, arithmetic)
+        assert got_t.tolist() == want.T.tolist()
+
+
+def bit_patterns(dtype, size):
+    """Floats and ints as raw bits: both signs of zero, infinities, NaNs, subnormals."""
+    int_dtype = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
+                 torch.float32: torch.int32, torch.float64: torch.int64}.get(dtype, dtype)
+    n = model.width(int_dtype)
+    raw = [model.wrap(v, int_dtype) for v in (0, 1 << (n - 1), -1, 1, (1 << (n - 1)) - 1, 0x7C00, 0xFC00,
+                                               0x7FC0, 0xFFC0, 0x7F800000, 0xFF800000, 3 << (n - 2))]
+    return tensor_of(pattern(raw, size, 0), int_dtype).view(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES, ids=dtype_id)
+def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype):
+    for size in SIZES + [PARALLEL_SIZE]:
+        x = bit_patterns(dtype, 2 * size + 1)
+        for view in (x[1 : size + 1], x[1::2]):
+            assert torchops.signbit(view).tolist() == model.signbit_model(view).tolist(), size

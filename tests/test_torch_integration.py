@@ -1,0 +1,352 @@
+"""torchops inside the PyTorch machinery: torch.library.opcheck on every
+overload, fake (meta) kernels, torch.compile and TorchScript."""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import torchops
+
+import model
+from conftest import make_tensor, random_values
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ops = torch.ops.torchops
+
+
+def _ints(shape, dtype, seed=0):
+    """A tensor of `shape` and `dtype` with values spread over the whole range."""
+    values = random_values(dtype, int(torch.Size(shape).numel()), np.random.default_rng(seed))
+    return make_tensor(values, dtype).reshape(shape)
+
+
+def _counts(shape, dtype, seed=1):
+    """Counts in and just outside [0, n) (negative only for signed dtypes)."""
+    generator = torch.Generator().manual_seed(seed)
+    low = -2 if model.is_signed(dtype) else 0
+    return torch.randint(low, model.width(dtype) + 3, shape, generator=generator).to(dtype)
+
+
+def _floats(shape, dtype=torch.float32, seed=2):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=generator).to(dtype)
+    x.view(-1)[:1] = -0.0
+    return x
+
+
+# --------------------------------------------------------------------------
+# opcheck on every overload
+def _opcheck_samples():
+    """(id, overload, args builder, kwargs builder)."""
+    return [
+        ("bitshift-int8", ops.bitshift.default,
+         lambda: (_ints((3, 4), torch.int8), _counts((3, 4), torch.int8), "LEFT", True)),
+        ("bitshift-uint16-transposed-broadcast", ops.bitshift.default,
+         lambda: (_ints((4, 3), torch.uint16).t(), _counts((4,), torch.uint16), "RIGHT", False)),
+        ("bitshift-int64-broadcast-both", ops.bitshift.default,
+         lambda: (_ints((2, 1, 3), torch.int64), _counts((5, 1), torch.int64), "RIGHT", True)),
+        ("bitshift-int32-channels-last", ops.bitshift.default,
+         lambda: (_ints((2, 3, 4, 5), torch.int32).contiguous(memory_format=torch.channels_last),
+                  _counts((1, 3, 1, 1), torch.int32), "left", True)),
+        ("bitshift-promotion-int8-int32", ops.bitshift.default,
+         lambda: (_ints((6,), torch.int8), _counts((6,), torch.int32), "right", False)),
+        ("bitshift-zero-dim-count-257", ops.bitshift.default,
+         lambda: (_ints((5,), torch.int8), torch.tensor(257), "LEFT", True)),
+        ("bitshift-zero-dim-both", ops.bitshift.default,
+         lambda: (torch.tensor(-5, dtype=torch.int16), torch.tensor(1, dtype=torch.int16), "RIGHT", True)),
+        ("bitshift-empty", ops.bitshift.default,
+         lambda: (torch.empty(0, 3, dtype=torch.uint8), torch.ones(3, dtype=torch.uint8), "LEFT", True)),
+        ("bitshift-six-dims", ops.bitshift.default,
+         lambda: (_ints((2, 1, 3, 1, 2, 2), torch.uint32), _counts((1, 2, 1, 3, 1, 2), torch.uint32), "RIGHT", True)),
+        ("bitshift.Scalar-uint64-strided-257", ops.bitshift.Scalar,
+         lambda: (_ints((4, 6), torch.uint64)[:, ::2], 257, "RIGHT", False)),
+        ("bitshift.Scalar-int16-negative", ops.bitshift.Scalar,
+         lambda: (_ints((5,), torch.int16), -3, "LEFT", True)),
+        ("bitshift.Scalar-int8-in-range", ops.bitshift.Scalar,
+         lambda: (_ints((2, 3), torch.int8).t(), 3, "RIGHT", True)),
+        ("bitshift.out-int8", ops.bitshift.out,
+         lambda: (_ints((3, 4), torch.int8), _counts((3, 4), torch.int8), "LEFT", True),
+         lambda: {"out": torch.empty(3, 4, dtype=torch.int8)}),
+        ("bitshift.out-resize-empty", ops.bitshift.out,
+         lambda: (_ints((3, 1), torch.int32), _counts((1, 4), torch.int32), "RIGHT", False),
+         lambda: {"out": torch.empty(0, dtype=torch.int32)}),
+        ("bitshift.Scalar_out-uint32", ops.bitshift.Scalar_out,
+         lambda: (_ints((7,), torch.uint32), 31, "RIGHT", True),
+         lambda: {"out": torch.empty(7, dtype=torch.uint32)}),
+        ("bitshift_-int16-transposed", ops.bitshift_.default,
+         lambda: (_ints((4, 3), torch.int16).t(), _counts((4,), torch.int16), "LEFT", True)),
+        ("bitshift_-int32-zero-dim-int64-count", ops.bitshift_.default,
+         lambda: (_ints((5,), torch.int32), torch.tensor(2**32 + 3), "RIGHT", False)),
+        ("bitshift_.Scalar-int64-strided", ops.bitshift_.Scalar,
+         lambda: (_ints((4, 6), torch.int64)[::2, 1::2], 5, "right", True)),
+        ("bitshift_.Scalar-uint8-large", ops.bitshift_.Scalar,
+         lambda: (_ints((9,), torch.uint8), 2**40, "LEFT", False)),
+        ("signbit-float32-strided", ops.signbit.default, lambda: (_floats((4, 6))[:, ::2],)),
+        ("signbit-bfloat16-channels-last", ops.signbit.default,
+         lambda: (_floats((2, 3, 4, 5), torch.bfloat16).contiguous(memory_format=torch.channels_last),)),
+        ("signbit-float16-zero-dim", ops.signbit.default, lambda: (torch.tensor(-0.0, dtype=torch.float16),)),
+        ("signbit-int8", ops.signbit.default, lambda: (_ints((5,), torch.int8),)),
+        ("signbit-uint16", ops.signbit.default, lambda: (_ints((5,), torch.uint16),)),
+        ("signbit-bool", ops.signbit.default, lambda: (torch.tensor([True, False]),)),
+        ("signbit-requires-grad", ops.signbit.default, lambda: (_floats((3, 4)).requires_grad_(),)),
+        ("signbit.out-float64", ops.signbit.out, lambda: (_floats((3, 4), torch.float64),),
+         lambda: {"out": torch.empty(3, 4, dtype=torch.bool)}),
+        ("signbit.out-resize-empty", ops.signbit.out, lambda: (_floats((2, 5), torch.float16).t(),),
+         lambda: {"out": torch.empty(0, dtype=torch.bool)}),
+        ("signbit.out-requires-grad", ops.signbit.out, lambda: (_floats((6,)).requires_grad_(),),
+         lambda: {"out": torch.empty(6, dtype=torch.bool)}),
+    ]
+
+
+OPCHECK_SAMPLES = _opcheck_samples()
+
+
+@pytest.mark.parametrize("sample", OPCHECK_SAMPLES, ids=[s[0] for s in OPCHECK_SAMPLES])
+def test_opcheck(sample):
+    _, overload, make_args, *make_kwargs = sample
+    kwargs = make_kwargs[0]() if make_kwargs else {}
+    torch.library.opcheck(overload, make_args(), kwargs)
+
+
+def test_opcheck_samples_cover_every_overload():
+    covered = {str(s[1]) for s in OPCHECK_SAMPLES}
+    expected = {f"torchops.{op}.{overload}" for op in ("bitshift", "bitshift_", "signbit")
+                for overload in getattr(ops, op).overloads()}
+    assert expected == covered
+
+
+def test_schemas_are_the_contract():
+    schemas = {str(getattr(getattr(ops, op), overload)._schema)
+               for op in ("bitshift", "bitshift_", "signbit") for overload in getattr(ops, op).overloads()}
+    normalise = lambda s: re.sub(r"\s+", "", s)  # noqa: E731
+    expected = {
+        "torchops::bitshift(Tensor x, Tensor y, str direction, bool arithmetic=True) -> Tensor",
+        "torchops::bitshift.Scalar(Tensor x, Scalar y, str direction, bool arithmetic=True) -> Tensor",
+        "torchops::bitshift.out(Tensor x, Tensor y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()",
+        "torchops::bitshift.Scalar_out(Tensor x, Scalar y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()",
+        "torchops::bitshift_(Tensor(a!) x, Tensor y, str direction, bool arithmetic=True) -> ()",
+        "torchops::bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> ()",
+        "torchops::signbit(Tensor x) -> Tensor",
+        "torchops::signbit.out(Tensor x, *, Tensor(a!) out) -> ()",
+    }
+    assert {normalise(s) for s in schemas} == {normalise(s) for s in expected}
+
+
+# --------------------------------------------------------------------------
+# Fake kernels: same metadata as the real ones, same errors.
+FUNCTIONAL_SAMPLES = [s for s in OPCHECK_SAMPLES if len(s[1]._schema.returns) == 1]
+
+
+@pytest.mark.parametrize("sample", FUNCTIONAL_SAMPLES, ids=[s[0] for s in FUNCTIONAL_SAMPLES])
+def test_fake_kernel_output_metadata_matches_real(sample):
+    _, overload, make_args = sample
+    args = make_args()
+    real = overload(*args)
+    with FakeTensorMode() as mode:
+        fake_args = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+        fake = overload(*fake_args)
+    assert fake.shape == real.shape
+    assert fake.dtype == real.dtype
+    assert fake.stride() == real.stride()
+    assert not fake.requires_grad
+
+
+def _error_cases():
+    """(id, tensors, call(*tensors), expected exception, message regex)."""
+    def i32(*values):
+        return make_tensor(list(values), torch.int32)
+
+    return [
+        ("x-float", (torch.ones(3), i32(1, 2, 3)),
+         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
+        ("x-bool-scalar-count", (torch.ones(3, dtype=torch.bool),),
+         lambda x: ops.bitshift(x, 1, "LEFT", True), TypeError, "bitshift"),
+        ("y-float", (i32(1, 2, 3), torch.ones(3)),
+         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
+        ("scalar-count-bool", (i32(1, 2, 3),),
+         lambda x: ops.bitshift(x, True, "LEFT", True), TypeError, "bitshift"),
+        ("scalar-count-float", (i32(1, 2, 3),),
+         lambda x: ops.bitshift(x, 1.5, "LEFT", True), TypeError, "bitshift"),
+        ("unpromotable", (make_tensor([1], torch.uint16), make_tensor([1], torch.int8)),
+         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
+        ("direction", (i32(1, 2, 3), i32(1, 2, 3)),
+         lambda x, y: ops.bitshift(x, y, "UP", True), ValueError, "bitshift"),
+        ("direction-scalar", (i32(1, 2, 3),),
+         lambda x: ops.bitshift(x, 1, "Left", True), ValueError, "bitshift"),
+        ("not-broadcastable", (i32(1, 2, 3), i32(1, 2)),
+         lambda x, y: ops.bitshift(x, y, "LEFT", True), RuntimeError, "bitshift"),
+        ("in-place-shape", (i32(1, 2, 3), torch.ones(2, 3, dtype=torch.int32)),
+         lambda x, y: ops.bitshift_(x, y, "LEFT", True), RuntimeError, "bitshift"),
+        ("in-place-dtype", (make_tensor([1, 2], torch.int8), i32(1, 2)),
+         lambda x, y: ops.bitshift_(x, y, "LEFT", True), RuntimeError, "bitshift"),
+        ("in-place-float", (torch.ones(2),),
+         lambda x: ops.bitshift_(x, 1, "LEFT", True), TypeError, "bitshift"),
+        ("out-dtype", (i32(1, 2), i32(1, 2), torch.empty(2, dtype=torch.int64)),
+         lambda x, y, out: ops.bitshift.out(x, y, "LEFT", True, out=out), RuntimeError, "bitshift"),
+        ("scalar-out-dtype", (i32(1, 2), torch.empty(2, dtype=torch.int8)),
+         lambda x, out: ops.bitshift.Scalar_out(x, 1, "LEFT", True, out=out), RuntimeError, "bitshift"),
+        ("signbit-complex", (torch.ones(2, dtype=torch.complex64),),
+         lambda x: ops.signbit(x), TypeError, "signbit"),
+        ("signbit-out-dtype", (torch.ones(2), torch.empty(2, dtype=torch.int8)),
+         lambda x, out: ops.signbit.out(x, out=out), RuntimeError, "signbit"),
+    ]
+
+
+ERROR_CASES = _error_cases()
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_fake_kernel_raises_the_eager_error(case):
+    _, tensors, call, exception, pattern = case
+    with pytest.raises(exception, match=pattern) as eager:
+        call(*[t.clone() for t in tensors])
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(t) for t in tensors]
+        with pytest.raises(exception, match=pattern) as fake:
+            call(*fakes)
+    assert type(fake.value) is type(eager.value)
+    # STYLE.md: the fake kernels say the same thing (eager may append torch's own detail).
+    assert str(eager.value).startswith(str(fake.value)), (str(eager.value), str(fake.value))
+
+
+def _raised_under_compile(error, exception):
+    """Dynamo wraps errors from fake-tensor propagation in TorchRuntimeError
+    whose message says "got <Type>(...)"; either form counts as `exception`."""
+    return type(error) is exception or re.search(rf"got {exception.__name__}\(", str(error))
+
+
+COMPILE_ERROR_CASES = [c for c in ERROR_CASES
+                       if c[0] in ("x-float", "direction", "not-broadcastable", "in-place-dtype", "out-dtype",
+                                   "signbit-complex")]
+
+
+@pytest.mark.parametrize("case", COMPILE_ERROR_CASES, ids=[c[0] for c in COMPILE_ERROR_CASES])
+def test_compile_raises_the_eager_error(case):
+    _, tensors, call, exception, _ = case
+    torch._dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True, backend="eager")
+    with pytest.raises(Exception) as info:
+        compiled(*[t.clone() for t in tensors])
+    assert _raised_under_compile(info.value, exception), repr(info.value)
+
+
+# --------------------------------------------------------------------------
+# torch.compile gives eager's answers.
+def _functional(x, y, f):
+    return (
+        torchops.bitshift(x, y, "LEFT"),
+        torchops.bitshift(x, y, "right", True),
+        torchops.bitwise_right_shift(x, y, is_arithmetic=False),
+        torchops.bitshift(x, 3, "RIGHT"),
+        torchops.bitwise_left_shift(x, 257),
+        torchops.signbit(f),
+    )
+
+
+def _in_place(x, y):
+    torchops.bitwise_left_shift_(x, y)
+    torchops.bitwise_right_shift_(x, 2, is_arithmetic=False)
+    return x
+
+
+def _out(x, y, f, out, out_scalar, out_signbit):
+    torchops.bitshift(x, y, "RIGHT", True, out=out)
+    torchops.bitwise_left_shift(x, 70, out=out_scalar)
+    torchops.signbit(f, out=out_signbit)
+    return out, out_scalar, out_signbit
+
+
+def _inputs(rows, cols, seed):
+    return _ints((rows, cols), torch.int16, seed), _counts((rows, cols), torch.int16, seed + 1), _floats((rows, cols), seed=seed)
+
+
+def _assert_same(actual, expected):
+    for a, e in zip(actual, expected, strict=True):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        assert torch.equal(a, e)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_functional(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_functional, fullgraph=True, dynamic=dynamic)
+    for rows, cols in ((4, 5), (7, 3)):
+        x, y, f = _inputs(rows, cols, seed=rows)
+        _assert_same(compiled(x, y, f), _functional(x, y, f))
+    x, y, f = _inputs(6, 4, seed=9)
+    _assert_same(compiled(x.t(), y.t(), f.t()), _functional(x.t(), y.t(), f.t()))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_in_place(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_in_place, fullgraph=True, dynamic=dynamic)
+    for rows, cols in ((4, 5), (7, 3)):
+        x, y, _ = _inputs(rows, cols, seed=rows)
+        expected = _in_place(x.clone(), y)
+        result = compiled(x, y)
+        assert torch.equal(x, expected)
+        assert torch.equal(result, expected)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_out(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_out, fullgraph=True, dynamic=dynamic)
+    for rows, cols in ((4, 5), (7, 3)):
+        x, y, f = _inputs(rows, cols, seed=rows)
+        outs = [torch.empty(rows, cols, dtype=torch.int16), torch.empty(rows, cols, dtype=torch.int16),
+                torch.empty(rows, cols, dtype=torch.bool)]
+        expected = _out(x, y, f, *[o.clone() for o in outs])
+        result = compiled(x, y, f, *outs)
+        _assert_same(outs, expected)
+        _assert_same(result, expected)
+
+
+# --------------------------------------------------------------------------
+# TorchScript: script, save, and load and run in a fresh process.
+class ScriptedShifts(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, f: torch.Tensor):
+        return (
+            torch.ops.torchops.bitshift(x, y, "LEFT", True),
+            torch.ops.torchops.bitshift(x, y, "RIGHT", False),
+            torch.ops.torchops.bitshift(x, 257, "right", True),
+            torch.ops.torchops.signbit(f),
+            torch.ops.torchops.signbit(x),
+        )
+
+
+def test_torchscript_save_load_in_fresh_process(tmp_path):
+    scripted = torch.jit.script(ScriptedShifts())
+    x = _ints((5, 6), torch.int8, seed=3).t()
+    y = _counts((6, 5), torch.int8, seed=4)
+    f = torch.tensor([-0.0, 0.0, -1.5, float("inf"), float("-inf"), float("nan")])
+    eager = ScriptedShifts()(x, y, f)
+    _assert_same(scripted(x, y, f), eager)
+
+    module_path, inputs_path, outputs_path = tmp_path / "shifts.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt"
+    torch.jit.save(scripted, str(module_path))
+    torch.save((x, y, f), str(inputs_path))
+    script = (
+        "import sys, torch, torchops\n"
+        "module = torch.jit.load(sys.argv[1])\n"
+        "x, y, f = torch.load(sys.argv[2])\n"
+        "torch.save(module(x, y, f), sys.argv[3])\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script, str(module_path), str(inputs_path), str(outputs_path)],
+                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    _assert_same(torch.load(str(outputs_path)), eager)
+
+    # And eager itself against the model.
+    xs, ys = x.tolist(), y.tolist()
+    assert eager[0].tolist() == model.shift_model(xs, ys, torch.int8, "LEFT")
+    assert eager[1].tolist() == model.shift_model(xs, ys, torch.int8, "RIGHT", False)
+    assert eager[2].tolist() == model.shift_model(xs, 257, torch.int8, "RIGHT")
+    assert eager[3].tolist() == [True, False, True, False, True, False]
