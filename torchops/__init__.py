@@ -14,22 +14,7 @@ _library_path = _library.load()
 torch.ops.torchops._cpu_capability()
 
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
-from torchops.ops import (  # noqa: E402
-    bitshift,
-    cpu_capability,
-    bitwise_left_shift,
-    bitwise_left_shift_,
-    bitwise_right_shift,
-    bitwise_right_shift_,
-    signbit,
-)
+from torchops import ops as _api  # noqa: E402
+from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
 
-__all__ = [
-    "bitshift",
-    "cpu_capability",
-    "bitwise_left_shift",
-    "bitwise_left_shift_",
-    "bitwise_right_shift",
-    "bitwise_right_shift_",
-    "signbit",
-]
+__all__ = list(_api.__all__)
