@@ -51,34 +51,51 @@ def _int_as_tensor(op: str, value: int, like: Tensor) -> Tensor:
     return torch.tensor(value, dtype=dtype, device=like.device)
 
 
+# The overloads, looked up once: attribute lookups on torch.ops cost as much as a small op.
+_BITSHIFT = _ops.bitshift.default
+_BITSHIFT_OUT = _ops.bitshift.out
+_BITSHIFT_SCALAR = _ops.bitshift.Scalar
+_BITSHIFT_SCALAR_OUT = _ops.bitshift.Scalar_out
+_BITSHIFT_INPLACE = _ops.bitshift_.default
+_BITSHIFT_INPLACE_SCALAR = _ops.bitshift_.Scalar
+_SIGNBIT = _ops.signbit.default
+_SIGNBIT_OUT = _ops.signbit.out
+
+
+def _clamped_count(op: str, y: object) -> int:
+    _check_int_or_tensor(op, "y", y)
+    return min(max(y, _COUNT_MIN), _COUNT_MAX)
+
+
 def _shift(
     op: str, x: Union[Tensor, int], y: Union[Tensor, int], direction: str, arithmetic: bool, out: Optional[Tensor]
 ) -> Tensor:
-    _check_int_or_tensor(op, "x", x)
-    _check_int_or_tensor(op, "y", y)
-    if not isinstance(x, Tensor):
-        if not isinstance(y, Tensor):
-            raise TypeError(f"{op}: x or y must be a tensor, got two ints")
-        x = _int_as_tensor(op, x, y)
     if isinstance(y, Tensor):
-        overload = _ops.bitshift.default if out is None else _ops.bitshift.out
-    else:
-        y = min(max(y, _COUNT_MIN), _COUNT_MAX)
-        overload = _ops.bitshift.Scalar if out is None else _ops.bitshift.Scalar_out
+        if not isinstance(x, Tensor):
+            _check_int_or_tensor(op, "x", x)
+            x = _int_as_tensor(op, x, y)
+        if out is None:
+            return _BITSHIFT(x, y, direction, arithmetic)
+        _BITSHIFT_OUT(x, y, direction, arithmetic, out=out)
+        return out
+    if not isinstance(x, Tensor):
+        _check_int_or_tensor(op, "x", x)
+        _check_int_or_tensor(op, "y", y)
+        raise TypeError(f"{op}: x or y must be a tensor, got two ints")
+    count = _clamped_count(op, y)
     if out is None:
-        return overload(x, y, direction, arithmetic)
-    overload(x, y, direction, arithmetic, out=out)
+        return _BITSHIFT_SCALAR(x, count, direction, arithmetic)
+    _BITSHIFT_SCALAR_OUT(x, count, direction, arithmetic, out=out)
     return out
 
 
 def _shift_(op: str, x: Tensor, y: Union[Tensor, int], direction: str, arithmetic: bool) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: x must be a tensor, got {type(x).__name__}")
-    _check_int_or_tensor(op, "y", y)
     if isinstance(y, Tensor):
-        _ops.bitshift_.default(x, y, direction, arithmetic)
+        _BITSHIFT_INPLACE(x, y, direction, arithmetic)
     else:
-        _ops.bitshift_.Scalar(x, min(max(y, _COUNT_MIN), _COUNT_MAX), direction, arithmetic)
+        _BITSHIFT_INPLACE_SCALAR(x, _clamped_count(op, y), direction, arithmetic)
     return x
 
 
@@ -164,8 +181,8 @@ def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"torchops.signbit: x must be a tensor, got {type(x).__name__}")
     if out is None:
-        return _ops.signbit.default(x)
-    _ops.signbit.out(x, out=out)
+        return _SIGNBIT(x)
+    _SIGNBIT_OUT(x, out=out)
     return out
 
 
