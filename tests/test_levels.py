@@ -113,3 +113,32 @@ def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype):
         x = bit_patterns(dtype, 2 * size + 1)
         for view in (x[1 : size + 1], x[1::2]):
             assert torchops.signbit(view).tolist() == model.signbit_model(view).tolist(), size
+
+
+STREAMING_BYTES = 8 << 20  # csrc/ops/bitshift.cpp: kStreamingMinBytes
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint16, torch.int32, torch.int64], ids=dtype_id)
+@pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
+def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direction, arithmetic):
+    """Outputs from 8 MiB up are written with non-temporal stores: an aligned body between
+    an unaligned head and a partial tail. Compared with the portable level (itself checked
+    against the model above), which never streams."""
+    n = STREAMING_BYTES // model.width(dtype) * 8 + 37
+    values, counts = interesting_values(dtype), interesting_counts(dtype)
+    x = tensor_of(pattern(values, 4099, 0) * (n // 4099 + 1), dtype)[:n]
+    y = tensor_of(pattern(counts, 4099, 3) * (n // 4099 + 1), dtype)[:n]
+    out = torch.empty(n + 1, dtype=dtype)[1:]  # starts one element past an aligned address
+    got = {
+        "tensor": torchops.bitshift(x, y, direction, arithmetic, out=out).clone(),
+        "scalar": torchops.bitshift(x, 3, direction, arithmetic),
+        "broadcast": torchops.bitshift(x.reshape(-1, 1)[:-37].reshape(8, -1), y[:8].reshape(8, 1), direction, arithmetic),
+    }
+    torch.ops.torchops._set_cpu_capability("default")
+    want = {
+        "tensor": torchops.bitshift(x, y, direction, arithmetic),
+        "scalar": torchops.bitshift(x, 3, direction, arithmetic),
+        "broadcast": torchops.bitshift(x.reshape(-1, 1)[:-37].reshape(8, -1), y[:8].reshape(8, 1), direction, arithmetic),
+    }
+    for case in got:
+        assert torch.equal(got[case].view(torch.uint8), want[case].view(torch.uint8)), case

@@ -27,11 +27,14 @@ enum class ShiftOp : uint8_t {
   RightArithmetic,  // sign-fill from the left; count >= width gives the sign fill (0 or -1)
 };
 
+// `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
+// last-level cache and overlaps no input); a level may ignore the hint.
 struct KernelTable {
   // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
-  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n);
+  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n, bool streaming);
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
-  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n);
+  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n,
+                          bool streaming);
   // out[i] = top bit of the `width`-byte element x[i].
   void (*signbit)(int width, const void* x, bool* out, int64_t n);
 };

@@ -1,6 +1,7 @@
 // The AVX2 level (AVX2 + FMA, 256-bit vectors). Everything below the pragma is compiled
 // for AVX2 and lives in namespace avx2; the dispatcher only picks this table on a CPU
 // (and OS) that runs it. The rules: kernels.h and docs/semantics.md.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -23,6 +24,7 @@ constexpr int64_t kVecBytes = 32;
 
 inline Vec load(const char* p) { return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p)); }
 inline void store(char* p, Vec v) { _mm256_storeu_si256(reinterpret_cast<Vec*>(p), v); }
+inline void stream(char* p, Vec v) { _mm256_stream_si256(reinterpret_cast<Vec*>(p), v); }
 inline Vec bytes_of(uint8_t b) { return _mm256_set1_epi8(static_cast<char>(b)); }
 
 // ---- Shifts by a count per lane -------------------------------------------------------

@@ -1,6 +1,7 @@
 // The AVX-512 level (F + BW + VL + DQ, 512-bit vectors). Everything below the pragma is
 // compiled for AVX-512 and lives in namespace avx512; the dispatcher only picks this table
 // on a CPU (and OS) that runs it. The rules: kernels.h and docs/semantics.md.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -27,6 +28,7 @@ constexpr int64_t kVecBytes = 64;
 
 inline Vec load(const char* p) { return _mm512_loadu_si512(p); }
 inline void store(char* p, Vec v) { _mm512_storeu_si512(p, v); }
+inline void stream(char* p, Vec v) { _mm512_stream_si512(reinterpret_cast<Vec*>(p), v); }
 inline Vec bytes_of(uint8_t b) { return _mm512_set1_epi8(static_cast<char>(b)); }
 
 // ---- Shifts by a count per lane -------------------------------------------------------

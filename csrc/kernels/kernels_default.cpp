@@ -1,5 +1,6 @@
 // The portable kernel level: plain C++ that any CPU runs, and the reference the
 // vectorized levels are tested against. Compiled with the project's default flags.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>

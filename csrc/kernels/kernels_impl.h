@@ -91,7 +91,9 @@ void signbit_lanes(const U* x, bool* out, int64_t n) {
 }
 
 // Width dispatch: the table entries take untyped pointers and a lane width in bytes.
-inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n) {
+// The portable loops leave `streaming` to the compiler: it has no portable spelling.
+inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n,
+                  bool /*streaming*/) {
   switch (width) {
     case 1: return shift_lanes(op, static_cast<const uint8_t*>(x), static_cast<const uint8_t*>(count), static_cast<uint8_t*>(out), n);
     case 2: return shift_lanes(op, static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(count), static_cast<uint16_t*>(out), n);
@@ -100,7 +102,8 @@ inline void shift(ShiftOp op, int width, const void* x, const void* count, void*
   }
 }
 
-inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n) {
+inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n,
+                            bool /*streaming*/) {
   if (settle_out_of_range_count(op, width, count, out, n)) return;
   const unsigned c = static_cast<unsigned>(count);
   switch (width) {
