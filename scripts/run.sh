@@ -2,7 +2,7 @@
 # One entry point for newcomers and CI. Creates .venv (pinned torch 2.13.0 CPU build and
 # the dev tools of requirements-dev.txt), builds torchops into it when the C++ sources
 # changed, then runs:
-#   demo            the seeds' examples through the ops (the default)
+#   demo            the seeds' examples through the ops, then the quick benchmark (the default)
 #   test [ARGS]     the whole test suite; ARGS go to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,12 @@ fi
 job=${1:-demo}
 shift || true
 case "$job" in
-  demo) exec "$python" examples/demo.py "$@" ;;
+  demo)
+    # matplotlib draws the benchmark's plot; only the demo needs it.
+    "$python" -m pip install --quiet --disable-pip-version-check -r benchmarks/requirements.txt
+    "$python" examples/demo.py
+    echo
+    exec "$python" benchmarks/bench.py --quick "$@" ;;
   test) exec "$python" -m pytest tests "$@" ;;
   *) echo "usage: scripts/run.sh [demo|test [pytest args]]" >&2; exit 2 ;;
 esac

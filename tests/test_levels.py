@@ -115,13 +115,13 @@ def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype):
             assert torchops.signbit(view).tolist() == model.signbit_model(view).tolist(), size
 
 
-STREAMING_BYTES = 8 << 20  # csrc/ops/bitshift.cpp: kStreamingMinBytes
+STREAMING_BYTES = 32 << 20  # csrc/ops/bitshift.cpp: kStreamingMinBytes
 
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint16, torch.int32, torch.int64], ids=dtype_id)
 @pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
 def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direction, arithmetic):
-    """Outputs from 8 MiB up are written with non-temporal stores: an aligned body between
+    """Outputs from 32 MiB up are written with non-temporal stores: an aligned body between
     an unaligned head and a partial tail. Compared with the portable level (itself checked
     against the model above), which never streams."""
     n = STREAMING_BYTES // model.width(dtype) * 8 + 37

@@ -71,12 +71,14 @@ uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
 }
 
 // Streaming (non-temporal) stores write output lines without reading them first, which
-// saves a third of the memory traffic of x >> 3 (a quarter of x >> y) once the output no
-// longer fits in cache; below that
-// they push out of cache an output that would have stayed there. Measured on a 32 MiB-L3
-// machine (docs/performance.md), they win from about 8 MiB of output up. Never used in
-// place, where the output's lines have just been read as the input.
-constexpr int64_t kStreamingMinBytes = int64_t(8) << 20;
+// saves a third of the memory traffic of x >> 3 (a quarter of x >> y). But they send the
+// output to memory even when it would have stayed in cache for the next op, so they are
+// used only for outputs that fill a large last-level cache on their own (32 MiB; measured
+// on a 32 MiB-L3 machine, docs/performance.md). Never in place, where the output's lines
+// have just been read as the input, nor on short rows (a broadcast count of shape
+// (rows, 1)), where the fence after each row costs more than streaming saves.
+constexpr int64_t kStreamingMinBytes = int64_t(32) << 20;
+constexpr int64_t kStreamingMinRowBytes = int64_t(64) << 10;
 
 bool use_streaming_stores(const at::TensorIteratorBase& iter) {
   if (iter.numel() * iter.element_size(0) < kStreamingMinBytes) return false;
@@ -98,7 +100,8 @@ void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
       const RowOperand out{data[0] + r * strides[3], strides[0], width};
       const RowOperand x{data[1] + r * strides[4], strides[1], width};
       const RowOperand count{data[2] + r * strides[5], strides[2], width};
-      const bool stream_row = streaming && out.contiguous();  // else `out` is a stack buffer
+      // Not through the stack buffer of a strided `out`.
+      const bool stream_row = streaming && out.contiguous() && n * width >= kStreamingMinRowBytes;
       if (count.stride == 0) {
         uint64_t c = 0;
         std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
@@ -122,7 +125,8 @@ void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[2], strides[0], width};
       const RowOperand x{data[1] + r * strides[3], strides[1], width};
-      const bool stream_row = streaming && out.contiguous();  // else `out` is a stack buffer
+      // Not through the stack buffer of a strided `out`.
+      const bool stream_row = streaming && out.contiguous() && n * width >= kStreamingMinRowBytes;
       run_row<1>([&](const void* const* in, void* o, int64_t len) {
         kernels.shift_by_scalar(op, width, in[0], count, o, len, stream_row);
       }, out, {x}, n);
