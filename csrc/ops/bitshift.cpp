@@ -10,6 +10,7 @@
 
 #include "dispatch/capability.h"
 #include "ops/common.h"
+#include "ops/parallel.h"
 
 namespace torchops {
 namespace {
@@ -95,7 +96,7 @@ void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
   const KernelTable& kernels = active_kernels();
   const bool streaming = use_streaming_stores(iter);
-  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[3], strides[0], width};
       const RowOperand x{data[1] + r * strides[4], strides[1], width};
@@ -121,7 +122,7 @@ void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count
   const int64_t width = iter.element_size(0);
   const KernelTable& kernels = active_kernels();
   const bool streaming = use_streaming_stores(iter);
-  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[2], strides[0], width};
       const RowOperand x{data[1] + r * strides[3], strides[1], width};

@@ -6,6 +6,7 @@
 
 #include "dispatch/capability.h"
 #include "ops/common.h"
+#include "ops/parallel.h"
 
 namespace torchops {
 namespace {
@@ -46,7 +47,7 @@ void signbit_loop(at::TensorIteratorBase& iter) {
   const int64_t width = iter.element_size(1);
   const bool read_top_bit = sign_in_top_bit(dtype);  // else unsigned or bool: never negative
   const KernelTable& kernels = active_kernels();
-  iter.for_each([&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[2], strides[0], sizeof(bool)};
       const RowOperand x{data[1] + r * strides[3], strides[1], width};

@@ -1,0 +1,27 @@
+#include "ops/parallel.h"
+
+#include <pthread.h>
+
+#include <atomic>
+
+namespace torchops {
+namespace {
+
+std::atomic<bool> forked_child{false};
+
+void mark_forked_child() { forked_child.store(true, std::memory_order_relaxed); }
+
+// Registered when the library loads, before any fork() that could matter.
+[[maybe_unused]] const int atfork_registered = pthread_atfork(nullptr, nullptr, &mark_forked_child);
+
+}  // namespace
+
+void for_each_row(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
+  if (forked_child.load(std::memory_order_relaxed)) {
+    iter.serial_for_each(loop, {0, iter.numel()});
+  } else {
+    iter.for_each(loop);
+  }
+}
+
+}  // namespace torchops
