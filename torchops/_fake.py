@@ -49,6 +49,17 @@ def _check_direction(op: str, direction: str) -> None:
     )
 
 
+def _check_device(op: str, x: Tensor, **others: Tensor) -> None:
+    # Fake-only: a meta tensor beside CPU ones dispatches here (Meta outranks CPU), where
+    # nothing else would notice; the C++ kernels only ever see CPU tensors.
+    for name, tensor in others.items():
+        torch._check(
+            tensor.device == x.device,
+            lambda: f"{op}: {name} is on device {tensor.device} but x is on device {x.device}; "
+            "all tensors must be on one device",
+        )
+
+
 def _result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
     _check_shift_dtype(op, "x", x.dtype)
     _check_shift_dtype(op, "y", y.dtype)
@@ -110,6 +121,7 @@ def _resize_out(out: Tensor, shape) -> None:
 
 @torch.library.register_fake("torchops::bitshift")
 def _bitshift(x, y, direction, arithmetic=True):
+    _check_device(_OP, x, y=y)
     dtype = _result_type(_OP, x, y)
     _check_direction(_OP, direction)
     shape = _broadcast_shape(_OP, x, y)
@@ -118,6 +130,7 @@ def _bitshift(x, y, direction, arithmetic=True):
 
 @torch.library.register_fake("torchops::bitshift.out")
 def _bitshift_out(x, y, direction, arithmetic=True, *, out):
+    _check_device(_OP, x, y=y, out=out)
     dtype = _result_type(_OP, x, y)
     _check_direction(_OP, direction)
     _check_out_dtype(_OP, out, dtype)
@@ -126,6 +139,7 @@ def _bitshift_out(x, y, direction, arithmetic=True, *, out):
 
 @torch.library.register_fake("torchops::bitshift_")
 def _bitshift_inplace(x, y, direction, arithmetic=True):
+    _check_device(_INPLACE_OP, x, y=y)
     dtype = _result_type(_INPLACE_OP, x, y)
     _check_direction(_INPLACE_OP, direction)
     torch._check(
@@ -151,6 +165,7 @@ def _bitshift_scalar(x, y, direction, arithmetic=True):
 
 @torch.library.register_fake("torchops::bitshift.Scalar_out")
 def _bitshift_scalar_out(x, y, direction, arithmetic=True, *, out):
+    _check_device(_OP, x, out=out)
     _check_shift_dtype(_OP, "x", x.dtype)
     _check_direction(_OP, direction)
     _check_scalar_count(_OP, y)
@@ -181,6 +196,7 @@ def _signbit(x):
 
 @torch.library.register_fake("torchops::signbit.out")
 def _signbit_out(x, *, out):
+    _check_device("torchops.signbit", x, out=out)
     _check_signbit_dtype(x.dtype)
     torch._check(
         out.dtype == torch.bool,

@@ -120,6 +120,11 @@ def bitshift(
     Counts that are negative or >= the bit width give 0, or -1 for an arithmetic right
     shift of a negative value. Full rules: docs/semantics.md.
     """
+    if not isinstance(direction, str):  # torch.ops would take b"LEFT" as "LEFT"
+        raise TypeError(
+            f"torchops.bitshift: direction must be a str, one of 'LEFT', 'RIGHT', 'left', 'right', "
+            f"got {type(direction).__name__}"
+        )
     return _shift("torchops.bitshift", x, y, direction, arithmetic, out)
 
 

@@ -19,9 +19,10 @@ constexpr const char* kOp = "torchops.bitshift";
 constexpr const char* kInplaceOp = "torchops.bitshift_";
 constexpr const char* kShiftDtypes = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
 
-void check_shift_dtype(const char* op_name, const char* arg, at::ScalarType dtype) {
-  TORCH_CHECK_TYPE(is_shift_dtype(dtype), op_name, ": ", arg, " must be an integer tensor (", kShiftDtypes,
-                   "), got ", dtype_name(dtype));
+void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  check_defined(op_name, arg, tensor);
+  TORCH_CHECK_TYPE(is_shift_dtype(tensor.scalar_type()), op_name, ": ", arg, " must be an integer tensor (",
+                   kShiftDtypes, "), got ", dtype_name(tensor.scalar_type()));
 }
 
 ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype) {
@@ -38,8 +39,8 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
 // torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
 // refuses (uint16/32/64 with another integer type) reported as a TypeError of this op.
 at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
-  check_shift_dtype(op_name, "x", x.scalar_type());
-  check_shift_dtype(op_name, "y", y.scalar_type());
+  check_shift_tensor(op_name, "x", x);
+  check_shift_tensor(op_name, "y", y);
   try {
     return at::result_type(x, y);
   } catch (const c10::Error& e) {
@@ -58,6 +59,7 @@ at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at
 }
 
 void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype) {
+  check_defined(op_name, "out", out);
   TORCH_CHECK(out.scalar_type() == result_dtype, op_name, ": out has dtype ", dtype_name(out.scalar_type()),
               " but the result has dtype ", dtype_name(result_dtype), "; out= does not convert, pass an out of dtype ",
               dtype_name(result_dtype));
@@ -197,7 +199,7 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
 }
 
 at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
-  check_shift_dtype(kOp, "x", x.scalar_type());
+  check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
   at::Tensor out;
@@ -208,7 +210,7 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
 
 void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic,
                              const at::Tensor& out) {
-  check_shift_dtype(kOp, "x", x.scalar_type());
+  check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
   check_out_dtype(kOp, out, x.scalar_type());
@@ -218,7 +220,7 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
 
 void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
                                  bool arithmetic) {
-  check_shift_dtype(kInplaceOp, "x", x.scalar_type());
+  check_shift_tensor(kInplaceOp, "x", x);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kInplaceOp, y);
   auto iter = scalar_count_iter(x, x, /*resize=*/false);
@@ -228,6 +230,17 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  m.impl("bitshift", &bitshift_cpu);
+  m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
+  m.impl("bitshift.out", &bitshift_out_cpu);
+  m.impl("bitshift.Scalar_out", &bitshift_scalar_out_cpu);
+  m.impl("bitshift_", &bitshift_inplace_cpu);
+  m.impl("bitshift_.Scalar", &bitshift_scalar_inplace_cpu);
+}
+
+// Quantized tensors are refused by the same checks (a TypeError naming the dtype), rather
+// than by the dispatcher's NotImplementedError for a missing QuantizedCPU kernel.
+TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
   m.impl("bitshift", &bitshift_cpu);
   m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
   m.impl("bitshift.out", &bitshift_out_cpu);

@@ -24,6 +24,11 @@ inline bool is_shift_dtype(at::ScalarType dtype) {
   return at::isIntegralType(dtype, /*includeBool=*/false) || is_unsigned_integer(dtype);
 }
 
+// None passed for a Tensor argument through torch.ops arrives as an undefined tensor.
+inline void check_defined(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  TORCH_CHECK_TYPE(tensor.defined(), op_name, ": ", arg, " must be a tensor, got None");
+}
+
 // One operand of one row of a TensorIterator loop.
 struct RowOperand {
   char* data;

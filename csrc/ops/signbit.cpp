@@ -24,7 +24,9 @@ bool sign_in_top_bit(at::ScalarType dtype) {
   }
 }
 
-void check_signbit_dtype(at::ScalarType dtype) {
+void check_signbit_input(const at::Tensor& x) {
+  check_defined(kOp, "x", x);
+  const at::ScalarType dtype = x.scalar_type();
   TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, kOp,
                    ": x must be a float16, bfloat16, float32, float64, integer or bool tensor, got ",
                    dtype_name(dtype));
@@ -63,7 +65,7 @@ void signbit_loop(at::TensorIteratorBase& iter) {
 }
 
 at::Tensor signbit_cpu(const at::Tensor& x) {
-  check_signbit_dtype(x.scalar_type());
+  check_signbit_input(x);
   at::Tensor out;
   auto iter = signbit_iter(out, x);
   signbit_loop(iter);
@@ -71,7 +73,8 @@ at::Tensor signbit_cpu(const at::Tensor& x) {
 }
 
 void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
-  check_signbit_dtype(x.scalar_type());
+  check_signbit_input(x);
+  check_defined(kOp, "out", out);
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
               " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
   auto iter = signbit_iter(out, x);
@@ -81,6 +84,12 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  m.impl("signbit", &signbit_cpu);
+  m.impl("signbit.out", &signbit_out_cpu);
+}
+
+// Quantized tensors are refused by the same check (see csrc/ops/bitshift.cpp).
+TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
   m.impl("signbit", &signbit_cpu);
   m.impl("signbit.out", &signbit_out_cpu);
 }
