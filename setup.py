@@ -3,6 +3,9 @@
 The library links only against LibTorch (no libtorch_python, no Python symbols), so the
 same .so also serves C++ programs. Environment:
   DEBUG=1   build with -O0 -g instead of -O3.
+  TORCHOPS_SANITIZE=undefined | address,undefined
+            build with those sanitizers (-O1 -g, no recovery: the first report aborts);
+            scripts/sanitize.sh builds such a copy apart and runs the tests under it.
 """
 import glob
 import os
@@ -15,6 +18,15 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("DEBUG", "0") == "1"
 
 
+def sanitizers():
+    names = [n.strip() for n in os.environ.get("TORCHOPS_SANITIZE", "").split(",") if n.strip()]
+    unknown = sorted(set(names) - {"address", "undefined"})
+    if unknown:
+        raise SystemExit(f"TORCHOPS_SANITIZE: expected a comma list of address and undefined, "
+                         f"got {os.environ['TORCHOPS_SANITIZE']!r} (unknown: {', '.join(unknown)})")
+    return sorted(set(names))
+
+
 def write_build_info():
     # torchops/__init__.py compares this with the running torch to explain a mismatch.
     with open(os.path.join(ROOT, "torchops", "_build_info.py"), "w") as f:
@@ -24,13 +36,21 @@ def write_build_info():
 def extension():
     sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
     cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3"]
+    link_flags = ["-g"] if DEBUG else []
+    names = sanitizers()
+    if names:
+        # No recovery: the first report aborts the process, so no test can pass over it.
+        # -O1 (the last -O wins): quicker to compile than -O3, with stack traces that stay readable.
+        sanitize = [f"-fsanitize={','.join(names)}", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+        cxx_flags += sanitize + ([] if DEBUG else ["-O1"])
+        link_flags = sanitize
     cxx_flags += ["-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
     return CppExtension(
         name="torchops._C",
         sources=sources,
         include_dirs=[os.path.join(ROOT, "csrc")],
         extra_compile_args={"cxx": cxx_flags},
-        extra_link_args=["-g"] if DEBUG else [],
+        extra_link_args=link_flags,
         py_limited_api=True,
     )
 

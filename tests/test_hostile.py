@@ -1,0 +1,417 @@
+"""Hostile input: a catalogue of invalid calls (docs/semantics.md sections
+1, 3, 4.2, 4.3, 5, 7).
+
+Each row of CATALOGUE is (id, call, expected exception type, message regex).
+`call` receives a registry `t` and builds its tensors through it; `t`
+snapshots every tensor as it is made (arguments are evaluated before the call
+runs), and the test checks afterwards that each one is unchanged: values,
+shape, strides, storage offset and dtype.  The regex must match the message
+(`named(...)` requires several words in any order), so the error names the
+problem and not just its category.
+
+Rows whose current behaviour breaks the contract carry a fifth element, the
+reason, and are strict xfails: they turn into failures once fixed, so the
+marker gets removed.
+
+After the catalogue, two tests of counts too large for int64, which are valid
+through the Python API (taken by value) and an exception, never a crash or a
+wrong answer, through torch.ops.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchops
+
+import model
+from conftest import INT_DTYPES, dtype_id, make_tensor
+
+ops = torch.ops.torchops
+
+
+# --------------------------------------------------------------------------
+# the registry of tensors a call builds
+class Tensors:
+    def __init__(self):
+        self.made = []
+
+    def keep(self, tensor):
+        """Register a tensor built elsewhere (a view, a quantized tensor)."""
+        if tensor.device.type == "meta":
+            values = None  # no data
+        elif tensor.is_quantized:
+            values = tensor.int_repr()  # a copy of the stored integers
+        elif tensor.is_sparse:
+            values = tensor.to_dense()
+        else:
+            values = tensor.clone()
+        self.made.append((tensor, values, tensor.shape, tensor.dtype, tensor.device,
+                          None if tensor.is_sparse else (tensor.stride(), tensor.storage_offset())))
+        return tensor
+
+    def __call__(self, dtype, shape=(3,), device="cpu"):
+        """A tensor of `dtype` and `shape` with varied, valid values."""
+        numel = int(np.prod(shape))
+        if dtype in model.INTEGER_DTYPES:
+            cycle = [1, -2, 3, 0, 5] if model.is_signed(dtype) else [1, 2, 3, 0, 5]
+            tensor = make_tensor([cycle[i % 5] for i in range(numel)], dtype).reshape(shape)
+        elif dtype == torch.bool:
+            tensor = torch.tensor([i % 2 == 0 for i in range(numel)]).reshape(shape)
+        elif dtype.is_complex:
+            tensor = (torch.arange(numel, dtype=torch.float64) - 1.5).to(dtype).reshape(shape)
+        else:
+            tensor = (torch.arange(numel, dtype=torch.float32) - 1.5).to(dtype).reshape(shape)
+        return self.keep(tensor.to(device))
+
+    def assert_unchanged(self):
+        for tensor, values, shape, dtype, device, layout in self.made:
+            assert (tensor.shape, tensor.dtype, tensor.device) == (shape, dtype, device)
+            if layout is not None:
+                assert (tensor.stride(), tensor.storage_offset()) == layout
+            if values is None:
+                continue
+            now = tensor.int_repr() if tensor.is_quantized else tensor.to_dense() if tensor.is_sparse else tensor
+            assert torch.equal(_bits(now), _bits(values)), f"a {dtype} tensor was modified"
+
+
+def _bits(tensor):
+    if tensor.dtype.is_floating_point:  # NaN != NaN; compare the stored bits
+        return tensor.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.itemsize])
+    return tensor
+
+
+def named(*words):
+    """A regex matching a message that contains every one of `words` (regexes)."""
+    return "(?s)" + "".join(f"(?=.*(?:{w}))" for w in words)
+
+
+def quantized(dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated in PyTorch
+        return torch.quantize_per_tensor(torch.tensor([1.0, 2.0, 3.0]), 0.5, 0, dtype)
+
+
+I8, I16, I32, I64 = torch.int8, torch.int16, torch.int32, torch.int64
+U8, U16, U32, U64 = torch.uint8, torch.uint16, torch.uint32, torch.uint64
+F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
+C64, C128, BOOL = torch.complex64, torch.complex128, torch.bool
+
+OP = r"torchops\.bitshift"
+IN_PLACE_OP = r"torchops\.bitshift_"
+SIGNBIT = r"torchops\.signbit"
+X, Y, OUT = r"\bx\b", r"\by\b", r"\bout\b"
+FOUR_DIRECTIONS = (r"'?LEFT'?", r"'?RIGHT'?", r"'?left'?", r"'?right'?")
+OVERFLOW = r"(?i:int|overflow|convert|range)"
+DEVICES = (r"\bmeta\b", r"\bcpu\b")
+
+# A row whose current behaviour breaks the contract gets a fifth element,
+# (reason, the exception the call raises today -- pytest.fail.Exception when it
+# raises nothing), and becomes a strict xfail: any other failure is a real one,
+# and a fix turns it into an XPASS failure, so the marker gets removed.
+# None today.  Rows found by this catalogue and fixed while it was written:
+# the quantized rows (NotImplementedError from the dispatcher), the non-str
+# directions (RuntimeError, and b"LEFT" taken as "LEFT"), None for a tensor of
+# torch.ops ("Unimplemented scalar type"), and the meta rows (no error at all:
+# unwritten CPU memory returned, an out left unwritten, an in-place x left
+# unshifted).
+DID_NOT_RAISE = pytest.fail.Exception
+
+# (id, call, exception, message regex[, (xfail reason, what it raises today)])
+CATALOGUE = [
+    # --- TypeError: a dtype no shift takes (section 3), named with the argument
+    ("x_float32", lambda t: torchops.bitshift(t(F32), t(I32), "LEFT"), TypeError, named(OP, X, "float32")),
+    ("x_float16_ops_python_count", lambda t: ops.bitshift(t(F16), 2, "RIGHT"), TypeError, named(OP, X, "float16")),
+    ("x_bfloat16_out", lambda t: torchops.bitshift(t(BF16), t(I16), "LEFT", out=t(I16)), TypeError,
+     named(OP, X, "bfloat16")),
+    ("x_bool_paddle", lambda t: torchops.bitwise_left_shift(t(BOOL), 1), TypeError, named(OP, X, "bool")),
+    ("x_complex64_out", lambda t: torchops.bitshift(t(C64), t(I8), "RIGHT", out=t(I8)), TypeError,
+     named(OP, X, "complex64")),
+    ("x_float64_in_place", lambda t: torchops.bitwise_right_shift_(t(F64), 1), TypeError,
+     named(IN_PLACE_OP, X, "float64")),
+    ("x_bool_in_place_ops", lambda t: ops.bitshift_(t(BOOL), t(I64), "LEFT"), TypeError,
+     named(IN_PLACE_OP, X, "bool")),
+    ("y_float32", lambda t: torchops.bitshift(t(I32), t(F32), "LEFT"), TypeError, named(OP, Y, "float32")),
+    ("y_bool", lambda t: torchops.bitwise_right_shift(t(I8), t(BOOL)), TypeError, named(OP, Y, "bool")),
+    ("y_complex128_zero_dim", lambda t: torchops.bitshift(t(I64), t(C128, ()), "LEFT"), TypeError,
+     named(OP, Y, "complex128")),
+    ("y_float16_ops_out", lambda t: ops.bitshift.out(t(I16), t(F16), "LEFT", out=t(I16)), TypeError,
+     named(OP, Y, "float16")),
+    ("y_float64_in_place", lambda t: torchops.bitwise_left_shift_(t(I32), t(F64)), TypeError,
+     named(IN_PLACE_OP, Y, "float64")),
+    ("python_float_count", lambda t: torchops.bitshift(t(I8), 1.0, "LEFT"), TypeError, named(OP, "float")),
+    ("python_bool_count", lambda t: torchops.bitshift(t(I8), True, "LEFT"), TypeError, named(OP, "bool")),
+    ("python_float_count_ops", lambda t: ops.bitshift(t(I8), 2.5, "RIGHT"), TypeError, named(OP, Y, "float")),
+    ("python_bool_count_ops_out", lambda t: ops.bitshift(t(I8), False, "RIGHT", out=t(I8)), TypeError,
+     named(OP, Y, "bool")),
+    ("python_bool_count_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), False), TypeError,
+     named(IN_PLACE_OP, "bool")),
+    ("python_float_count_in_place_ops", lambda t: ops.bitshift_(t(I8), 1.5, "LEFT"), TypeError,
+     named(IN_PLACE_OP, "float")),
+    ("unpromotable_uint16_int32", lambda t: torchops.bitshift(t(U16), t(I32), "LEFT"), TypeError,
+     named(OP, "uint16", "int32")),
+    ("unpromotable_int8_uint64_out", lambda t: torchops.bitshift(t(I8), t(U64), "RIGHT", out=t(U64)), TypeError,
+     named(OP, "int8", "uint64")),
+    ("unpromotable_uint32_uint16_ops", lambda t: ops.bitshift(t(U32), t(U16), "LEFT"), TypeError,
+     named(OP, "uint32", "uint16")),
+    ("unpromotable_in_place", lambda t: torchops.bitwise_left_shift_(t(U32), t(I8)), TypeError,
+     named(IN_PLACE_OP, "uint32", "int8")),
+    ("signbit_complex64", lambda t: torchops.signbit(t(C64)), TypeError, named(SIGNBIT, X, "complex64")),
+    ("signbit_complex128_ops_out", lambda t: ops.signbit.out(t(C128), out=t(BOOL)), TypeError,
+     named(SIGNBIT, X, "complex128")),
+    ("signbit_float8_e4m3fn", lambda t: torchops.signbit(t.keep(torch.zeros(3).to(torch.float8_e4m3fn))), TypeError,
+     named(SIGNBIT, X, "float8_e4m3fn")),
+    ("signbit_float8_e5m2_out", lambda t: torchops.signbit(t.keep(torch.zeros(3).to(torch.float8_e5m2)), out=t(BOOL)),
+     TypeError, named(SIGNBIT, X, "float8_e5m2")),
+    ("x_quantized", lambda t: torchops.bitshift(t.keep(quantized(torch.quint8)), 1, "LEFT"), TypeError,
+     named(OP, X, "quint8")),
+    ("y_quantized", lambda t: torchops.bitshift(t(I8), t.keep(quantized(torch.qint8)), "LEFT"), TypeError,
+     named(OP, Y, "qint8")),
+    ("signbit_quantized", lambda t: torchops.signbit(t.keep(quantized(torch.quint8))), TypeError,
+     named(SIGNBIT, X, "quint8")),
+
+    # --- ValueError: a direction that is not one of the four (section 1), listing them
+    ("direction_Left", lambda t: torchops.bitshift(t(I8), t(I8), "Left"), ValueError,
+     named(OP, "direction", "Left", *FOUR_DIRECTIONS)),
+    ("direction_L_python_count", lambda t: torchops.bitshift(t(I8), 1, "L"), ValueError,
+     named(OP, "direction", *FOUR_DIRECTIONS)),
+    ("direction_empty_out", lambda t: torchops.bitshift(t(U8), t(U8), "", out=t(U8)), ValueError,
+     named(OP, "direction", *FOUR_DIRECTIONS)),
+    ("direction_trailing_space_ops", lambda t: ops.bitshift(t(I32), t(I32), "LEFT "), ValueError,
+     named(OP, "direction", *FOUR_DIRECTIONS)),
+    ("direction_up_in_place_ops", lambda t: ops.bitshift_(t(I64), t(I64), "up"), ValueError,
+     named(IN_PLACE_OP, "direction", *FOUR_DIRECTIONS)),
+    ("direction_RIGHTS_in_place_python_count", lambda t: ops.bitshift_(t(U64), 3, "RIGHTS"), ValueError,
+     named(IN_PLACE_OP, "direction", *FOUR_DIRECTIONS)),
+    # --- TypeError: a direction that is not a str (section 7), through the Python API
+    ("direction_int", lambda t: torchops.bitshift(t(I8), t(I8), 5), TypeError,
+     named(OP, "direction", r"\bint\b", *FOUR_DIRECTIONS)),
+    ("direction_none_python_count", lambda t: torchops.bitshift(t(I8), 1, None), TypeError,
+     named(OP, "direction", "NoneType", *FOUR_DIRECTIONS)),
+    ("direction_bytes", lambda t: torchops.bitshift(t(I8), 1, b"LEFT"), TypeError,
+     named(OP, "direction", "bytes")),
+    ("direction_bytes_out", lambda t: torchops.bitshift(t(I8), t(I8), b"RIGHT", out=t(I8)), TypeError,
+     named(OP, "direction", "bytes")),
+    # torch.ops itself matches arguments against the schema: PyTorch's RuntimeError
+    ("direction_int_ops", lambda t: ops.bitshift(t(I8), t(I8), 5), RuntimeError, named("direction", "str")),
+    ("arithmetic_str", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", "yes"), (TypeError, ValueError, RuntimeError),
+     named("arithmetic")),
+
+    # --- RuntimeError: shapes (section 3, 5)
+    ("shapes_3_4", lambda t: torchops.bitshift(t(I32, (3,)), t(I32, (4,)), "LEFT"), RuntimeError,
+     named(OP, "broadcast", r"\b3\b", r"\b4\b")),
+    ("shapes_2x3_3x2_ops_out", lambda t: ops.bitshift.out(t(I8, (2, 3)), t(I8, (3, 2)), "RIGHT", out=t(I8, (2, 3))),
+     RuntimeError, named(OP, "broadcast")),
+    ("shapes_0_2_paddle", lambda t: torchops.bitwise_right_shift(t(U16, (0,)), t(U16, (2,))), RuntimeError,
+     named(OP, "broadcast", r"\b0\b", r"\b2\b")),
+    ("in_place_grows_3_to_2x3", lambda t: torchops.bitwise_left_shift_(t(I16, (3,)), t(I16, (2, 1))), RuntimeError,
+     named(IN_PLACE_OP, "shape", r"\b2, 3\b")),
+    ("in_place_grows_0d_ops", lambda t: ops.bitshift_(t(I16, ()), t(I16, (2,)), "LEFT"), RuntimeError,
+     named(IN_PLACE_OP, "shape")),
+    ("in_place_grows_1_to_5", lambda t: torchops.bitwise_right_shift_(t(U32, (1,)), t(U32, (5,)), False),
+     RuntimeError, named(IN_PLACE_OP, "shape", r"\b5\b")),
+    ("in_place_int8_by_int64", lambda t: torchops.bitwise_left_shift_(t(I8), t(I64)), RuntimeError,
+     named(IN_PLACE_OP, "dtype", "int8", "int64")),
+    ("in_place_uint8_by_int8_is_int16", lambda t: ops.bitshift_(t(U8), t(I8), "RIGHT"), RuntimeError,
+     named(IN_PLACE_OP, "dtype", "uint8", "int16")),
+    ("in_place_zero_dim_int8_by_zero_dim_int16", lambda t: torchops.bitwise_right_shift_(t(I8, ()), t(I16, ())),
+     RuntimeError, named(IN_PLACE_OP, "dtype", "int8", "int16")),
+
+    # --- RuntimeError: out dtype (section 5; out= never converts)
+    ("out_int32_for_int8", lambda t: torchops.bitshift(t(I8), t(I8), "LEFT", out=t(I32)), RuntimeError,
+     named(OP, OUT, "int32", "int8")),
+    ("out_int8_for_int16_result", lambda t: torchops.bitwise_right_shift(t(U8), t(I8), out=t(I8)), RuntimeError,
+     named(OP, OUT, "int8", "int16")),
+    ("out_int16_python_count_ops", lambda t: ops.bitshift.Scalar_out(t(I8), 1, "LEFT", out=t(I16)), RuntimeError,
+     named(OP, OUT, "int16", "int8")),
+    ("out_float32_for_int32", lambda t: torchops.bitshift(t(I32), 4, "RIGHT", out=t(F32)), RuntimeError,
+     named(OP, OUT, "float32", "int32")),
+    ("out_uint64_for_int64_empty", lambda t: torchops.bitshift(t(I64), t(I64), "LEFT", out=t(U64, (0,))),
+     RuntimeError, named(OP, OUT, "uint64", "int64")),
+    ("signbit_out_uint8", lambda t: torchops.signbit(t(F32), out=t(U8)), RuntimeError,
+     named(SIGNBIT, OUT, "uint8", "bool")),
+    ("signbit_out_float32_ops", lambda t: ops.signbit.out(t(I8), out=t(F32)), RuntimeError,
+     named(SIGNBIT, OUT, "float32", "bool")),
+    ("out_a_list", lambda t: torchops.bitshift(t(I8), t(I8), "LEFT", out=[0, 0, 0]), (TypeError, RuntimeError),
+     named(OUT, "(?i:tensor)")),
+
+    # --- RuntimeError: a meta tensor beside CPU ones (section 7), naming both devices
+    ("meta_y", lambda t: torchops.bitshift(t(I8), t(I8, device="meta"), "LEFT"), RuntimeError,
+     named(OP, Y, *DEVICES)),
+    ("meta_zero_dim_y", lambda t: torchops.bitshift(t(I8), t(I8, (), device="meta"), "RIGHT"), RuntimeError,
+     named(OP, Y, *DEVICES)),
+    ("meta_x", lambda t: torchops.bitshift(t(I8, device="meta"), t(I8), "LEFT"), RuntimeError,
+     named(OP, *DEVICES)),
+    ("meta_x_zero_dim_cpu_y", lambda t: ops.bitshift(t(I8, device="meta"), t(I8, ()), "LEFT"), RuntimeError,
+     named(OP, *DEVICES)),
+    ("meta_out", lambda t: torchops.bitshift(t(I8), t(I8), "LEFT", out=t(I8, device="meta")), RuntimeError,
+     named(OP, OUT, *DEVICES)),
+    ("meta_x_cpu_out", lambda t: torchops.bitshift(t(I8, device="meta"), 1, "LEFT", out=t(I8)), RuntimeError,
+     named(OP, OUT, *DEVICES)),
+    ("meta_y_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), t(I8, device="meta")), RuntimeError,
+     named(IN_PLACE_OP, Y, *DEVICES)),
+    ("meta_y_in_place_ops_out_of_range", lambda t: ops.bitshift_(t(I64), t(I64, device="meta"), "RIGHT", False),
+     RuntimeError, named(IN_PLACE_OP, Y, *DEVICES)),
+    ("signbit_meta_out", lambda t: torchops.signbit(t(F32), out=t(BOOL, device="meta")), RuntimeError,
+     named(SIGNBIT, OUT, *DEVICES)),
+    ("signbit_meta_x_cpu_out", lambda t: torchops.signbit(t(F32, device="meta"), out=t(BOOL)), RuntimeError,
+     named(SIGNBIT, OUT, *DEVICES)),
+
+    # --- Python objects that are neither a tensor nor an int (section 4.3, 7)
+    ("y_none", lambda t: torchops.bitshift(t(I8), None, "LEFT"), TypeError, named(OP, Y, "NoneType")),
+    ("y_list", lambda t: torchops.bitwise_left_shift(t(I8), [1, 2, 3]), TypeError, named(OP, Y, "list")),
+    ("y_str", lambda t: torchops.bitshift(t(I8), "1", "RIGHT"), TypeError, named(OP, Y, "str")),
+    ("y_numpy_array", lambda t: torchops.bitshift(t(I8), np.array([1, 2, 3], dtype=np.int8), "LEFT"), TypeError,
+     named(OP, Y, "ndarray")),
+    ("y_numpy_scalar", lambda t: torchops.bitwise_right_shift(t(I64), np.int64(2)), TypeError,
+     named(OP, Y, "int64")),
+    ("y_none_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), None), TypeError, named(IN_PLACE_OP, Y)),
+    # None for a Tensor argument of torch.ops (PyTorch passes an undefined tensor): TypeError
+    # naming the argument (section 7)
+    ("y_none_ops", lambda t: ops.bitshift(t(I8), None, "LEFT"), TypeError, named(OP, Y, "None")),
+    ("x_none_ops", lambda t: ops.bitshift.default(None, t(I8), "RIGHT"), TypeError, named(OP, X, "None")),
+    ("x_none_ops_in_place", lambda t: ops.bitshift_.default(None, t(I8), "LEFT"), TypeError,
+     named(IN_PLACE_OP, X, "None")),
+    ("out_none_ops", lambda t: ops.bitshift.out(t(I8), t(I8), "LEFT", out=None), TypeError, named(OP, OUT, "None")),
+    ("out_none_ops_python_count", lambda t: ops.bitshift.Scalar_out(t(I8), 1, "LEFT", out=None), TypeError,
+     named(OP, OUT, "None")),
+    ("signbit_out_none_ops", lambda t: ops.signbit.out(t(F32), out=None), TypeError, named(SIGNBIT, OUT, "None")),
+    ("signbit_x_none_ops_out", lambda t: ops.signbit.out(None, out=t(BOOL)), TypeError, named(SIGNBIT, X, "None")),
+    # no tensor at all: the dispatcher cannot pick a kernel (PyTorch's NotImplementedError)
+    ("signbit_none_ops", lambda t: ops.signbit(None), (TypeError, NotImplementedError), named("signbit")),
+    ("y_none_ops_python_count_overload", lambda t: ops.bitshift.Scalar(t(I8), None, "LEFT"), (TypeError, RuntimeError),
+     named(r"\by\b")),
+    ("x_none", lambda t: torchops.bitshift(None, t(I8), "LEFT"), TypeError, named(OP, X, "NoneType")),
+    ("x_float", lambda t: torchops.bitwise_left_shift(1.5, t(I8)), TypeError, named(OP, X, "float")),
+    ("x_list", lambda t: torchops.bitshift([1, 2, 3], t(I8), "LEFT"), TypeError, named(OP, X, "list")),
+    ("x_numpy_array", lambda t: torchops.bitshift(np.array([1, 2, 3], dtype=np.int8), t(I8), "LEFT"), TypeError,
+     named(OP, X, "ndarray")),
+    ("x_bool_python", lambda t: torchops.bitwise_right_shift(True, t(I8)), TypeError, named(OP, X, "bool")),
+    ("x_and_y_python_ints", lambda t: torchops.bitshift(1, 2, "LEFT"), TypeError, named(OP, "int")),
+    ("x_python_int_y_float", lambda t: torchops.bitshift(1, t(F32), "LEFT"), TypeError, named(OP, Y, "float32")),
+    ("x_300_int8", lambda t: torchops.bitshift(300, t(I8), "LEFT"), ValueError, named(OP, r"\b300\b", "int8")),
+    ("x_minus_1_uint8", lambda t: torchops.bitwise_left_shift(-1, t(U8)), ValueError, named(OP, r"-1\b", "uint8")),
+    ("x_2_64_uint64", lambda t: torchops.bitshift(2**64, t(U64), "RIGHT"), ValueError,
+     named(OP, str(2**64), "uint64")),
+    ("x_2_63_int64_out", lambda t: torchops.bitshift(2**63, t(I64), "LEFT", out=t(I64)), ValueError,
+     named(OP, str(2**63), "int64")),
+    ("x_int_in_place", lambda t: torchops.bitwise_left_shift_(5, t(I8)), TypeError, named(IN_PLACE_OP, X, "int")),
+    ("x_none_in_place", lambda t: torchops.bitwise_right_shift_(None, 1), TypeError, named(IN_PLACE_OP, X)),
+    ("signbit_none", lambda t: torchops.signbit(None), TypeError, named(SIGNBIT, X, "NoneType")),
+    ("signbit_float", lambda t: torchops.signbit(-1.0), TypeError, named(SIGNBIT, X, "float")),
+    ("signbit_list", lambda t: torchops.signbit([-1.0]), TypeError, named(SIGNBIT, X, "list")),
+    ("signbit_numpy_array", lambda t: torchops.signbit(np.array([-1.0])), TypeError, named(SIGNBIT, X, "ndarray")),
+    ("signbit_numpy_array_ops", lambda t: ops.signbit(np.array([-1.0])), (TypeError, RuntimeError),
+     named(r"\bx\b", "Tensor")),
+    ("x_sparse", lambda t: torchops.bitshift(t.keep(t(I8).to_sparse()), 1, "LEFT"),
+     (TypeError, NotImplementedError, RuntimeError), named("bitshift", "(?i:sparse)")),
+    ("signbit_sparse", lambda t: torchops.signbit(t.keep(t(F32).to_sparse())),
+     (TypeError, NotImplementedError, RuntimeError), named("signbit", "(?i:sparse)")),
+
+    # --- counts beyond what c10::Scalar holds, [-2^63, 2^64), through torch.ops (section 4.2)
+    ("ops_count_2_64", lambda t: ops.bitshift(t(U64), 2**64, "LEFT"), OverflowError, named(OVERFLOW)),
+    ("ops_count_minus_2_63_minus_1", lambda t: ops.bitshift(t(I64), -2**63 - 1, "RIGHT"), OverflowError,
+     named(OVERFLOW)),
+    ("ops_count_2_100_out", lambda t: ops.bitshift.Scalar_out(t(I8), 2**100, "RIGHT", out=t(I8)), OverflowError,
+     named(OVERFLOW)),
+    ("ops_count_2_64_in_place", lambda t: ops.bitshift_(t(I32), 2**64, "LEFT"), OverflowError, named(OVERFLOW)),
+    ("ops_count_minus_2_70_in_place", lambda t: ops.bitshift_.Scalar(t(I16), -2**70, "RIGHT", False), OverflowError,
+     named(OVERFLOW)),
+]
+
+
+def _params():
+    ids = [row[0] for row in CATALOGUE]
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    for row in CATALOGUE:
+        marks = []
+        if len(row) == 5:
+            reason, raises = row[4]
+            marks = [pytest.mark.xfail(strict=True, reason=reason, raises=raises)]
+        yield pytest.param(*row[1:4], id=row[0], marks=marks)
+
+
+@pytest.mark.parametrize("call, exception, message", list(_params()))
+def test_invalid_call(call, exception, message):
+    t = Tensors()
+    with pytest.raises(exception) as info:
+        call(t)
+    assert re.search(message, str(info.value)), f"{message!r} does not match {str(info.value)!r}"
+    t.assert_unchanged()
+
+
+def test_catalogue_exception_types_are_the_contracts():
+    """A guard on the table itself: only the exception types the contract
+    (or PyTorch's own argument parsing) gives."""
+    allowed = {TypeError, ValueError, RuntimeError, OverflowError, NotImplementedError}
+    for row in CATALOGUE:
+        types = row[2] if isinstance(row[2], tuple) else (row[2],)
+        assert set(types) <= allowed, row[0]
+
+
+# --------------------------------------------------------------------------
+# counts too large for int64
+HUGE_COUNTS = [2**63, 2**64 - 1, 2**64, 2**64 + 1, 2**100, 10**40, -2**63 - 1, -2**64, -2**100]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("count", HUGE_COUNTS, ids=hex)
+@pytest.mark.parametrize("direction, arithmetic", [("LEFT", True), ("RIGHT", True), ("RIGHT", False)],
+                         ids=["left", "right_arith", "right_logical"])
+@pytest.mark.parametrize("form", ["functional", "out", "in_place"])
+def test_huge_python_count_through_the_python_api_is_taken_by_value(dtype, count, direction, arithmetic, form):
+    """Section 4.2: a count of any size is out of range like 64: 0, or the
+    sign fill for an arithmetic right shift of a negative value."""
+    low, high = model.value_range(dtype)
+    values = [low, low + 1, -1 if low else 1, 0, 1, high]
+    x = make_tensor(values, dtype)
+    want = model.shift_model(values, count, dtype, direction, arithmetic)
+    fill = [-1 if (direction == "RIGHT" and arithmetic and v < 0) else 0 for v in values]
+    assert want == fill  # the model agrees with the rule stated in the contract
+    left = direction == "LEFT"
+    if form == "functional":
+        fn = torchops.bitwise_left_shift if left else torchops.bitwise_right_shift
+        result = fn(x, count, is_arithmetic=arithmetic)
+        assert x.tolist() == values
+    elif form == "out":
+        out = torch.full((6,), 5, dtype=dtype)
+        result = torchops.bitshift(x, count, direction, arithmetic, out=out)
+        assert result is out
+        assert x.tolist() == values
+    else:
+        fn = torchops.bitwise_left_shift_ if left else torchops.bitwise_right_shift_
+        result = fn(x, count, is_arithmetic=arithmetic)
+        assert result is x
+    assert result.dtype == dtype and result.tolist() == want
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("count", [2**64 - 1, 2**63 + 5, 2**63, 2**63 - 1, -2**63, -2**63 + 1, 2**64, -2**63 - 1,
+                                   2**65, -2**100], ids=hex)
+@pytest.mark.parametrize("direction, arithmetic", [("LEFT", True), ("RIGHT", True), ("RIGHT", False)],
+                         ids=["left", "right_arith", "right_logical"])
+def test_huge_count_through_torch_ops_is_an_exception_or_the_right_answer(dtype, count, direction, arithmetic):
+    """Through torch.ops a count is what c10::Scalar holds: outside that, an
+    exception (and nothing written); inside it, the answer by value -- never
+    a crash or a wrapped count."""
+    low, high = model.value_range(dtype)
+    values = [low, -1 if low else 2, 0, 1, high]
+    x = make_tensor(values, dtype)
+    out = torch.full((5,), 5, dtype=dtype)
+    want = model.shift_model(values, count, dtype, direction, arithmetic)
+    for call, target in [(lambda: ops.bitshift(x, count, direction, arithmetic), None),
+                         (lambda: ops.bitshift.Scalar_out(x, count, direction, arithmetic, out=out), out),
+                         (lambda: ops.bitshift_(x, count, direction, arithmetic), x)]:
+        before_x, before_out = x.clone(), out.clone()
+        try:
+            result = call()
+        except (OverflowError, RuntimeError, TypeError, ValueError):
+            assert not -2**63 <= count < 2**64, "a count c10::Scalar holds must work (section 4.2)"
+            assert torch.equal(x, before_x) and torch.equal(out, before_out)
+            continue
+        result = target if target is not None else result
+        assert result.tolist() == want, hex(count)
+        x.copy_(make_tensor(values, dtype))
