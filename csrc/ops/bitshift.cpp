@@ -227,9 +227,7 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
   shift_scalar_count(iter, op, count);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+void register_bitshift_kernels(torch::Library& m) {
   m.impl("bitshift", &bitshift_cpu);
   m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
   m.impl("bitshift.out", &bitshift_out_cpu);
@@ -238,15 +236,16 @@ TORCH_LIBRARY_IMPL(torchops, CPU, m) {
   m.impl("bitshift_.Scalar", &bitshift_scalar_inplace_cpu);
 }
 
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  register_bitshift_kernels(m);
+}
+
 // Quantized tensors are refused by the same checks (a TypeError naming the dtype), rather
 // than by the dispatcher's NotImplementedError for a missing QuantizedCPU kernel.
 TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
-  m.impl("bitshift", &bitshift_cpu);
-  m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
-  m.impl("bitshift.out", &bitshift_out_cpu);
-  m.impl("bitshift.Scalar_out", &bitshift_scalar_out_cpu);
-  m.impl("bitshift_", &bitshift_inplace_cpu);
-  m.impl("bitshift_.Scalar", &bitshift_scalar_inplace_cpu);
+  register_bitshift_kernels(m);
 }
 
 }  // namespace torchops
