@@ -6,8 +6,10 @@ fixtures are picked up by pytest as usual.
 
 import os
 import re
+import signal
 import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -249,3 +251,36 @@ def restore_num_threads():
     before = torch.get_num_threads()
     yield
     torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------
+# subprocesses
+def _descendants(pid):
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_process_tree(process):
+    """SIGKILL a subprocess.Popen started with start_new_session=True, its process group, and
+    all its descendants (torch.distributed.run starts its workers in sessions of their own,
+    which killing the group alone would miss)."""
+    for pid in [*_descendants(process.pid), process.pid]:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    process.wait()

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 import model
+from conftest import kill_process_tree
 import torchops
 
 THREADS = 8
@@ -60,8 +61,14 @@ def run_python(code, directory, timeout=120):
     is a failed test (timeout), not a hung suite."""
     script = directory / "script.py"
     script.write_text(textwrap.dedent(code))
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"}, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_process_tree(process)  # with the children a test's script forked
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def test_ops_inside_inter_op_tasks_neither_deadlock_nor_oversubscribe(tmp_path):

@@ -14,6 +14,7 @@ _library_path = _library.load()
 torch.ops.torchops._cpu_capability()
 
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
+from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
 from torchops import ops as _api  # noqa: E402
 from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
 
