@@ -1,7 +1,8 @@
 """Build torchops: one C++ extension, torchops._C, loaded with torch.ops.load_library.
 
 The library links only against LibTorch (no libtorch_python, no Python symbols), so the
-same .so also serves C++ programs. Environment:
+same .so also serves C++ programs: the package carries the C++ API header
+(torchops/include/torchops/ops.h) and a CMake config (torchops/share/cmake/TorchOps/). Environment:
   DEBUG=1   build with -O0 -g instead of -O3.
   TORCHOPS_SANITIZE=undefined | address,undefined
             build with those sanitizers (-O1 -g, no recovery: the first report aborts);
@@ -16,6 +17,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("DEBUG", "0") == "1"
+VERSION = "0.1.0"
 
 
 def sanitizers():
@@ -28,9 +30,10 @@ def sanitizers():
 
 
 def write_build_info():
-    # torchops/__init__.py compares this with the running torch to explain a mismatch.
+    # torchops/__init__.py compares TORCH_VERSION with the running torch to explain a
+    # mismatch; VERSION is torchops.__version__ and the CMake config's version.
     with open(os.path.join(ROOT, "torchops", "_build_info.py"), "w") as f:
-        f.write(f'TORCH_VERSION = "{torch.__version__}"\n')
+        f.write(f'VERSION = "{VERSION}"\nTORCH_VERSION = "{torch.__version__}"\n')
 
 
 def extension():
@@ -48,7 +51,7 @@ def extension():
     return CppExtension(
         name="torchops._C",
         sources=sources,
-        include_dirs=[os.path.join(ROOT, "csrc")],
+        include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(ROOT, "torchops", "include")],
         extra_compile_args={"cxx": cxx_flags},
         extra_link_args=link_flags,
         py_limited_api=True,
@@ -58,9 +61,11 @@ def extension():
 write_build_info()
 setup(
     name="torchops",
-    version="0.1.0",
+    version=VERSION,
     description="Bit shifts (arithmetic and logical) and signbit as PyTorch operators",
     packages=find_packages(include=["torchops", "torchops.*"]),
+    # For C++ programs (docs/deploy.md): the API header and the CMake package config.
+    package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake"]},
     ext_modules=[extension()],
     cmdclass={"build_ext": BuildExtension},
     python_requires=">=3.10",

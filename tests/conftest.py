@@ -256,6 +256,7 @@ def restore_num_threads():
 # --------------------------------------------------------------------------
 # subprocesses
 def _descendants(pid):
+    """The pids of pid's children, their children, and so on, read from /proc."""
     children = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():

@@ -2,8 +2,11 @@
 
 The rules are stated in docs/semantics.md. The operators are registered as
 ``torch.ops.torchops.bitshift``, ``bitshift_`` and ``signbit`` (with their overloads);
-the functions below are their typed Python API.
+the functions below are their typed Python API. For C++ programs, exported models and
+DTensors see docs/deploy.md.
 """
+import os
+
 import torch
 
 from torchops import _library
@@ -16,6 +19,21 @@ torch.ops.torchops._cpu_capability()
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
 from torchops import ops as _api  # noqa: E402
+from torchops._build_info import VERSION as __version__  # noqa: E402
 from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
 
-__all__ = list(_api.__all__)
+#: The directory to put on CMAKE_PREFIX_PATH for ``find_package(TorchOps)``, as
+#: ``torch.utils.cmake_prefix_path`` is for ``find_package(Torch)``.
+cmake_prefix_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "share", "cmake")
+
+
+def library_path() -> str:
+    """The absolute path of the operator library (``torchops/_C*.so``).
+
+    It needs LibTorch but not Python: a C++ program linked against LibTorch can link it or
+    ``dlopen`` it, and then has every ``torchops::`` operator registered.
+    """
+    return _library_path
+
+
+__all__ = list(_api.__all__) + ["cmake_prefix_path", "library_path"]
