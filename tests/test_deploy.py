@@ -177,3 +177,30 @@ def test_library_path_is_the_loaded_library_and_the_package_has_the_cpp_files():
     assert os.path.isfile(os.path.join(package, "include", "torchops", "ops.h"))
     assert torchops.cmake_prefix_path == os.path.join(package, "share", "cmake")
     assert os.path.isfile(os.path.join(torchops.cmake_prefix_path, "TorchOps", "TorchOpsConfig.cmake"))
+
+
+def configure(tmp_path, cmake_lists, prefix_path):
+    """cmake's configure step on a project of one CMakeLists.txt; returns (exit code, output)."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "CMakeLists.txt").write_text(cmake_lists)
+    result = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
+                             f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path};{prefix_path}"],
+                            capture_output=True, text=True, timeout=300)
+    return result.returncode, result.stdout + result.stderr
+
+
+PROJECT = "cmake_minimum_required(VERSION 3.18)\nproject(probe CXX)\nfind_package(TorchOps {version} REQUIRED)\n"
+
+
+def test_cmake_config_refuses_a_newer_version_than_the_package(tmp_path):
+    code, output = configure(tmp_path, PROJECT.format(version="99.0"), torchops.cmake_prefix_path)
+    assert code != 0 and f"version: {torchops.__version__}" in output, output
+
+
+def test_cmake_config_says_when_the_library_is_missing(tmp_path):
+    # The config files without the library beside them, as in a checkout that was never built.
+    package = tmp_path / "package"
+    shutil.copytree(os.path.join(torchops.cmake_prefix_path, "TorchOps"), package / "share" / "cmake" / "TorchOps")
+    shutil.copy(os.path.join(os.path.dirname(torchops.library_path()), "_build_info.py"), package)
+    code, output = configure(tmp_path / "project", PROJECT.format(version=""), package / "share" / "cmake")
+    assert code != 0 and "compiled library _C*.so is missing" in " ".join(output.split()), output
