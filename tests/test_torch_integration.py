@@ -310,6 +310,31 @@ def test_compile_out(dynamic):
 
 
 # --------------------------------------------------------------------------
+# torch.export of the typed Python API (docs/deploy.md's model calls torch.ops directly;
+# tests/test_deploy.py runs that one, with AOTInductor and a fresh process).
+class TypedApiModule(torch.nn.Module):
+    def forward(self, x, y, f):
+        outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(f.shape, dtype=torch.bool)]
+        return (*_functional(x, y, f), *_out(x, y, f, *outs), _in_place(x.clone(), y))
+
+
+@pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated:FutureWarning")
+def test_export_of_the_typed_api_with_dynamic_rows_saves_and_loads(tmp_path):
+    rows = torch.export.Dim("rows")
+    program = torch.export.export(TypedApiModule(), _inputs(4, 5, seed=11), dynamic_shapes=({0: rows},) * 3)
+    targets = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
+    assert {t for t in targets if t.startswith("torchops.")} == {
+        "torchops.bitshift.default", "torchops.bitshift.Scalar", "torchops.bitshift.out",
+        "torchops.bitshift.Scalar_out", "torchops.bitshift_.default", "torchops.bitshift_.Scalar",
+        "torchops.signbit.default", "torchops.signbit.out"}
+    torch.export.save(program, tmp_path / "typed_api.pt2")
+    loaded = torch.export.load(tmp_path / "typed_api.pt2").module()
+    for rows_now in (4, 7):
+        inputs = _inputs(rows_now, 5, seed=rows_now)
+        _assert_same(loaded(*inputs), TypedApiModule()(*inputs))
+
+
+# --------------------------------------------------------------------------
 # TorchScript: script, save, and load and run in a fresh process.
 class ScriptedShifts(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor, f: torch.Tensor):
