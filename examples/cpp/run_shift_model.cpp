@@ -17,7 +17,8 @@
 std::string row(const at::Tensor& tensor) {
   const at::Tensor values = tensor.to(torch::kLong).contiguous();
   std::ostringstream text;
-  for (int64_t i = 0; i < values.numel(); ++i) text << (i ? ", " : "[") << values.data_ptr<int64_t>()[i];
+  text << "[";
+  for (int64_t i = 0; i < values.numel(); ++i) text << (i ? ", " : "") << values.data_ptr<int64_t>()[i];
   return text.str() + "]";
 }
 
