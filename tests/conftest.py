@@ -216,12 +216,27 @@ def assert_unchanged(snapshots):
         assert torch.equal(tensor, clone)
 
 
+def assert_same_tensors(actual, expected, what="result"):
+    """Two sequences of tensors, equal in length and, one by one, in dtype, shape and values."""
+    actual, expected = list(actual), list(expected)
+    assert len(actual) == len(expected), f"{what}: {len(actual)} tensors, expected {len(expected)}"
+    for index, (a, e) in enumerate(zip(actual, expected)):
+        assert a.dtype == e.dtype and a.shape == e.shape, \
+            f"{what}[{index}]: {a.dtype} {tuple(a.shape)}, expected {e.dtype} {tuple(e.shape)}"
+        assert torch.equal(a, e), f"{what}[{index}]: {a} != {e}"
+
+
 # --------------------------------------------------------------------------
 # kernel levels (STYLE.md: sweeps run on every level the CPU supports), switched
 # in-process through torchops' private hook (csrc/dispatch/).
 import torchops  # noqa: E402,F401
 
 CPU_CAPABILITIES = list(torch.ops.torchops._supported_cpu_capabilities())
+
+# Every overload, as "torchops.<op>.<overload>" (str of an OpOverload); the schemas
+# themselves are pinned by test_torch_integration.test_schemas_are_the_contract.
+OVERLOAD_NAMES = {f"torchops.{op}.{overload}" for op in ("bitshift", "bitshift_", "signbit")
+                  for overload in getattr(torch.ops.torchops, op).overloads()}
 
 
 @pytest.fixture(params=CPU_CAPABILITIES, ids=lambda level: f"cpu={level}")

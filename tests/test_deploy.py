@@ -23,16 +23,10 @@ DOC = os.path.join(ROOT, "docs", "deploy.md")
 EXAMPLES = os.path.join(ROOT, "examples")
 sys.path.insert(0, EXAMPLES)
 
-from conftest import kill_process_tree  # noqa: E402
+from conftest import OVERLOAD_NAMES, assert_same_tensors, kill_process_tree  # noqa: E402
 from shift_model import ShiftModel, example_inputs  # noqa: E402
 
 pytestmark = pytest.mark.deploy
-
-OVERLOADS = {
-    "torchops.bitshift.default", "torchops.bitshift.Scalar", "torchops.bitshift.out",
-    "torchops.bitshift.Scalar_out", "torchops.bitshift_.default", "torchops.bitshift_.Scalar",
-    "torchops.signbit.default", "torchops.signbit.out",
-}
 
 
 def doc_blocks():
@@ -49,16 +43,6 @@ def doc_blocks():
             marker, i = None, end
         i += 1
     return blocks
-
-
-def eager_outputs(x, counts):
-    return ShiftModel()(x, counts)
-
-
-def assert_outputs_equal(got, want, what):
-    assert len(got) == len(want), what
-    for index, (g, w) in enumerate(zip(got, want)):
-        assert g.dtype == w.dtype and torch.equal(g, w), f"{what}: output {index}: {g} != {w}"
 
 
 @pytest.fixture(scope="module")
@@ -122,13 +106,13 @@ def test_exported_program_holds_every_overload_with_a_symbolic_batch(deployed):
     directory, _ = deployed
     program = torch.export.load(str(directory / "artifacts" / "shift_model.pt2"))
     targets = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
-    assert OVERLOADS <= targets
+    assert OVERLOAD_NAMES <= targets
     x_node = next(node for node in program.graph.nodes if node.op == "placeholder" and node.name == "x")
     assert isinstance(x_node.meta["val"].shape[0], torch.SymInt)
     inputs = example_inputs(batch=3)
-    assert_outputs_equal(program.module()(*inputs), eager_outputs(*inputs), "torch.export")
+    assert_same_tensors(program.module()(*inputs), ShiftModel()(*inputs), "torch.export")
     functional = program.run_decompositions()
-    assert_outputs_equal(functional.module()(*inputs), eager_outputs(*inputs), "run_decompositions")
+    assert_same_tensors(functional.module()(*inputs), ShiftModel()(*inputs), "run_decompositions")
 
 
 def test_cpp_program_runs_torchscript_aoti_and_the_api_like_the_eager_model(deployed):
@@ -136,7 +120,7 @@ def test_cpp_program_runs_torchscript_aoti_and_the_api_like_the_eager_model(depl
     assert "TorchScript, AOTInductor and the C++ API agree" in output
     x, counts, *outputs = torch.load(directory / "cpp_outputs.pt")
     assert x.shape == (6, 8)
-    assert_outputs_equal(outputs, eager_outputs(x, counts), "C++")
+    assert_same_tensors(outputs, ShiftModel()(x, counts), "C++")
 
 
 def test_output_shown_in_the_doc_is_what_the_commands_print(deployed):

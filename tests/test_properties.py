@@ -477,29 +477,37 @@ def dtype_name(dtype):
 
 # --------------------------------------------------------------------------
 # tensor counts
+def draw_tensor_count_call(data, x_dtype, api):
+    """Draws and describes x and y for the tensor-count tests; returns (x_spec, y_spec,
+    api, y0, x_does_not_fit). The ops API takes tensors only: with a Python-int x (a
+    feature of the Python functions, section 4.3) the call goes through bitshift instead.
+    x_does_not_fit: a Python-int x outside y's dtype, which must be a ValueError."""
+    x_spec, y_spec = data.draw(tensor_count_calls(x_dtype), label="x, y")
+    describe("x", x_spec)
+    describe("y", y_spec)
+    python_int_x = not isinstance(x_spec, TensorSpec)
+    if api == "ops" and python_int_x:
+        api = "bitshift"
+    y0 = y_spec.build()
+    low, high = model.value_range(y0.dtype)
+    return x_spec, y_spec, api, y0, python_int_x and not low <= x_spec <= high
+
+
 @pytest.mark.parametrize("x_dtype", INT_DTYPES, ids=dtype_id)
 @PROPERTY_SETTINGS
 @given(data=st.data(), api=st.sampled_from(APIS), spelling=operation_spellings())
 def test_tensor_count_functional(x_dtype, data, api, spelling):
-    call = data.draw(tensor_count_calls(x_dtype), label="x, y")
-    x_spec, y_spec = call
-    describe("x", x_spec)
-    describe("y", y_spec)
-    if api == "ops" and not isinstance(x_spec, TensorSpec):
-        api = "bitshift"  # a Python-int x is a feature of the Python functions (section 4.3)
-    y0 = y_spec.build()
-    if not isinstance(x_spec, TensorSpec):
-        low, high = model.value_range(y0.dtype)
-        if not low <= x_spec <= high:
-            def check_too_big(level, direction, arithmetic):
-                y = y_spec.build()
-                before = snapshot(y)
-                with pytest.raises(ValueError, match=re.escape(str(x_spec))):
-                    shift(api, x_spec, y, direction, arithmetic)
-                assert_unchanged(before)
-            event("outcome: ValueError (x does not fit)")
-            at_every_level_and_operation(spelling, check_too_big)
-            return
+    x_spec, y_spec, api, y0, x_does_not_fit = draw_tensor_count_call(data, x_dtype, api)
+    if x_does_not_fit:
+        def check_too_big(level, direction, arithmetic):
+            y = y_spec.build()
+            before = snapshot(y)
+            with pytest.raises(ValueError, match=re.escape(str(x_spec))):
+                shift(api, x_spec, y, direction, arithmetic)
+            assert_unchanged(before)
+        event("outcome: ValueError (x does not fit)")
+        at_every_level_and_operation(spelling, check_too_big)
+        return
     x0 = count_to_tensor_if_int(build(x_spec), y0)
     dtype = result_dtype_or_none(x0, y0)
     shape = torch.broadcast_shapes(x0.shape, y0.shape)
@@ -517,7 +525,7 @@ def test_tensor_count_functional(x_dtype, data, api, spelling):
         at_every_level_and_operation(spelling, check_refused)
         return
     event("outcome: computed")
-    expected = {op: model_shift(x0, y0, *op)[0] for op in operations(spelling)}
+    expected = {op: expected_shift(x0, y0, *op)[0] for op in operations(spelling)}
     describe_result(expected)
     strides = reference_strides([x0, y0], shape, dtype)  # a Python-int x counts as a 0-d tensor
 
@@ -533,25 +541,12 @@ def test_tensor_count_functional(x_dtype, data, api, spelling):
     at_every_level_and_operation(spelling, check)
 
 
-def model_shift(x, y, direction, arithmetic):
-    """The model's answer for tensors x, y (section 4.1: both converted to the
-    result dtype, then the rule)."""
-    return expected_shift(x, y, direction, arithmetic)
-
-
 @pytest.mark.parametrize("x_dtype", INT_DTYPES, ids=dtype_id)
 @PROPERTY_SETTINGS
 @given(data=st.data(), api=st.sampled_from(APIS), spelling=operation_spellings())
 def test_tensor_count_out(x_dtype, data, api, spelling):
-    call = data.draw(tensor_count_calls(x_dtype), label="x, y")
-    x_spec, y_spec = call
-    describe("x", x_spec)
-    describe("y", y_spec)
-    if api == "ops" and not isinstance(x_spec, TensorSpec):
-        api = "bitshift"  # a Python-int x is a feature of the Python functions (section 4.3)
-    y0 = y_spec.build()
-    low, high = model.value_range(y0.dtype)
-    if not isinstance(x_spec, TensorSpec) and not low <= x_spec <= high:
+    x_spec, y_spec, api, y0, x_does_not_fit = draw_tensor_count_call(data, x_dtype, api)
+    if x_does_not_fit:
         out_kind, out_spec = data.draw(out_specs(y0.dtype, tuple(y0.shape)))
 
         def check_too_big(level, direction, arithmetic):
@@ -580,7 +575,7 @@ def test_tensor_count_out(x_dtype, data, api, spelling):
         at_every_level_and_operation(spelling, check_refused)
         return
     event(f"outcome: computed, out {out_kind}")
-    expected = {op: model_shift(x0, y0, *op)[0] for op in operations(spelling)}
+    expected = {op: expected_shift(x0, y0, *op)[0] for op in operations(spelling)}
     describe_result(expected)
 
     def check(level, direction, arithmetic):
@@ -658,7 +653,7 @@ def test_tensor_count_in_place(x_dtype, data, api, spelling):
         at_every_level_and_operation(spelling, check_refused)
         return
     event("outcome: computed in place")
-    expected = {op: model_shift(x0, y0, *op)[0] for op in operations(spelling)}
+    expected = {op: expected_shift(x0, y0, *op)[0] for op in operations(spelling)}
     describe_result(expected)
 
     def check(level, direction, arithmetic):

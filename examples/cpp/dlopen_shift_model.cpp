@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   torch::jit::Module scripted = torch::jit::load(std::string(argv[2]) + "/shift_model.pt");
+  // example_inputs(batch=6) of shift_model.py, as in run_shift_model.cpp.
   const at::Tensor x = torch::arange(6 * 8, torch::kInt32).reshape({6, 8}) * 123457 - 3000000;
   const at::Tensor counts = torch::arange(8, torch::kInt32) * 5 - 3;
   const c10::IValue outputs = scripted.forward({x, counts});
