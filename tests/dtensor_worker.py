@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import sys
 import traceback
 import zlib
@@ -309,14 +310,16 @@ def main(argv):
                     outcome = {"case": c["name"], "ok": False, "error": traceback.format_exc()}
                 results.write(json.dumps(outcome) + "\n")
                 results.flush()
-        # Until every rank is here, and with the GIL released meanwhile: gloo's threads drop
-        # their last collectives' tensors now, not at interpreter exit, where that aborts the
-        # process ("terminate called without an active exception", pytorch/pytorch#179291).
-        dist.barrier()
+        dist.barrier()  # no rank leaves while another still needs it
     finally:
         dist.destroy_process_group()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    # Without Python's shutdown, as examples/dtensor_demo.py ends (see docs/deploy.md): a gloo
+    # thread still letting go of tensors would abort the process during it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
