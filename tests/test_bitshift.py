@@ -65,6 +65,23 @@ def test_every_8bit_pair_lower_case_direction_is_the_same(direction):
                            shift("bitshift", x, y, direction.lower(), arithmetic))
 
 
+@pytest.mark.parametrize("api", ["bitshift", "paddle"])
+@pytest.mark.parametrize("arithmetic", [True, False])
+def test_numpy_bool_flag_is_the_bool(api, arithmetic):
+    # The typed API takes a flag as torch's functions do: a bool or NumPy's (other types:
+    # TypeError, tests/test_hostile.py).
+    xs, counts = _all_8bit_pairs(torch.int8)
+    expected = _expected_all_8bit(torch.int8, "RIGHT", arithmetic)
+    x, y = make_tensor(xs, torch.int8), make_tensor(counts, torch.int8)
+    flag = np.bool_(arithmetic)
+    assert shift(api, x, y, "RIGHT", flag).tolist() == expected
+    out = torch.empty_like(x)
+    assert shift(api, x, y, "RIGHT", flag, out=out) is out and out.tolist() == expected
+    assert shift_(api, x.clone(), y, "RIGHT", flag).tolist() == expected
+    assert shift_(api, x.clone(), 3, "RIGHT", flag).tolist() == model.shift_model(xs, [3] * len(xs), torch.int8,
+                                                                                   "RIGHT", arithmetic)
+
+
 # Python-int counts, taken by value: every 8-bit x with counts far outside
 # the 8-bit range too.
 PYTHON_INT_COUNTS = [-2**63, -2**40, -257, -256, -9, -8, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17,

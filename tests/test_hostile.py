@@ -197,8 +197,23 @@ CATALOGUE = [
      named(OP, "direction", "bytes")),
     # torch.ops itself matches arguments against the schema: PyTorch's RuntimeError
     ("direction_int_ops", lambda t: ops.bitshift(t(I8), t(I8), 5), RuntimeError, named("direction", "str")),
-    ("arithmetic_str", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", "yes"), (TypeError, ValueError, RuntimeError),
-     named("arithmetic")),
+    # --- TypeError: a flag that is not a bool (section 10); torch.ops would take None as False
+    ("arithmetic_str", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", "yes"), TypeError,
+     named(OP, "arithmetic", "bool", r"\bstr\b")),
+    ("arithmetic_none", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", None), TypeError,
+     named(OP, "arithmetic", "bool", "NoneType")),
+    ("arithmetic_int_python_count", lambda t: torchops.bitshift(t(I8), 1, "RIGHT", 1), TypeError,
+     named(OP, "arithmetic", "bool", r"\bint\b")),
+    ("arithmetic_zero_out", lambda t: torchops.bitshift(t(I16), t(I16), "RIGHT", 0, out=t(I16)), TypeError,
+     named(OP, "arithmetic", "bool", r"\bint\b")),
+    ("is_arithmetic_none_paddle", lambda t: torchops.bitwise_right_shift(t(I8), t(I8), None), TypeError,
+     named(OP, "is_arithmetic", "bool", "NoneType")),
+    ("is_arithmetic_float_paddle_out", lambda t: torchops.bitwise_left_shift(t(U8), 2, 1.0, out=t(U8)), TypeError,
+     named(OP, "is_arithmetic", "bool", "float")),
+    ("is_arithmetic_none_in_place", lambda t: torchops.bitwise_right_shift_(t(I32), t(I32), None), TypeError,
+     named(IN_PLACE_OP, "is_arithmetic", "bool", "NoneType")),
+    ("is_arithmetic_tensor_in_place_python_count", lambda t: torchops.bitwise_right_shift_(t(I64), 3, t(BOOL, ())),
+     TypeError, named(IN_PLACE_OP, "is_arithmetic", "bool", "Tensor")),
 
     # --- RuntimeError: shapes (section 3, 5)
     ("shapes_3_4", lambda t: torchops.bitshift(t(I32, (3,)), t(I32, (4,)), "LEFT"), RuntimeError,

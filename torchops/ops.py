@@ -5,6 +5,7 @@ counts, promotion, in-place and ``out=``) are stated in docs/semantics.md.
 """
 from __future__ import annotations
 
+import sys
 from typing import Optional, Union
 
 import torch
@@ -32,6 +33,15 @@ def _check_int_or_tensor(op: str, arg: str, value: object) -> None:
     # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
     if isinstance(value, bool) or not isinstance(value, (int, Tensor)):
         raise TypeError(f"{op}: {arg} must be a tensor or an int, got {type(value).__name__}")
+
+
+def _checked_flag(op: str, arg: str, value: object) -> bool:
+    # torch.ops takes None, 0, 2 or 1.0 for a bool argument (None as False: a silent logical
+    # shift); like torch's own functions, the typed API takes only a bool (or NumPy's).
+    numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
+        return bool(value)
+    raise TypeError(f"{op}: {arg} must be a bool, got {type(value).__name__}")
 
 
 def _int_as_tensor(op: str, value: int, like: Tensor) -> Tensor:
@@ -68,8 +78,15 @@ def _clamped_count(op: str, y: object) -> int:
 
 
 def _shift(
-    op: str, x: Union[Tensor, int], y: Union[Tensor, int], direction: str, arithmetic: bool, out: Optional[Tensor]
+    op: str,
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    direction: str,
+    arithmetic: bool,
+    out: Optional[Tensor],
+    flag_name: str = "arithmetic",
 ) -> Tensor:
+    arithmetic = _checked_flag(op, flag_name, arithmetic)
     if isinstance(y, Tensor):
         if not isinstance(x, Tensor):
             _check_int_or_tensor(op, "x", x)
@@ -89,9 +106,10 @@ def _shift(
     return out
 
 
-def _shift_(op: str, x: Tensor, y: Union[Tensor, int], direction: str, arithmetic: bool) -> Tensor:
+def _shift_(op: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: x must be a tensor, got {type(x).__name__}")
+    arithmetic = _checked_flag(op, "is_arithmetic", is_arithmetic)
     if isinstance(y, Tensor):
         _BITSHIFT_INPLACE(x, y, direction, arithmetic)
     else:
@@ -141,7 +159,7 @@ def bitwise_left_shift(
     ``is_arithmetic`` is accepted for Paddle's signature: a left shift is the same either
     way. ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
     """
-    return _shift("torchops.bitshift", x, y, "LEFT", is_arithmetic, out)
+    return _shift("torchops.bitshift", x, y, "LEFT", is_arithmetic, out, "is_arithmetic")
 
 
 def bitwise_right_shift(
@@ -157,7 +175,7 @@ def bitwise_right_shift(
 
     ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
     """
-    return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out)
+    return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
 
 
 def bitwise_left_shift_(x: Tensor, y: Union[Tensor, int], is_arithmetic: bool = True) -> Tensor:
