@@ -467,6 +467,8 @@ def at_every_level_and_operation(spelling, check):
 
 def describe_dtypes(x_dtype, y_dtype=None, result_dtype=None):
     event(f"x dtype: {dtype_name(x_dtype)}")
+    if y_dtype is not None:
+        event(f"y dtype: {dtype_name(y_dtype)}")
     if result_dtype is not None:
         event(f"result dtype: {dtype_name(result_dtype)}")
 
