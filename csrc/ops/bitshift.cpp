@@ -91,6 +91,12 @@ bool use_streaming_stores(const at::TensorIteratorBase& iter) {
   return true;
 }
 
+// A row of `n` elements of `out` streams when the op does (use_streaming_stores) and the
+// row is long enough and written directly, not through the stack buffer of a strided `out`.
+bool streams_row(bool streaming, const RowOperand& out, int64_t n) {
+  return streaming && out.contiguous() && n * out.elem_size >= kStreamingMinRowBytes;
+}
+
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
 // has x's width; a count that does not change along the row goes to the scalar kernel.
 void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
@@ -103,17 +109,16 @@ void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
       const RowOperand out{data[0] + r * strides[3], strides[0], width};
       const RowOperand x{data[1] + r * strides[4], strides[1], width};
       const RowOperand count{data[2] + r * strides[5], strides[2], width};
-      // Not through the stack buffer of a strided `out`.
-      const bool stream_row = streaming && out.contiguous() && n * width >= kStreamingMinRowBytes;
+      const bool streams = streams_row(streaming, out, n);
       if (count.stride == 0) {
         uint64_t c = 0;
         std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
         run_row<1>([&](const void* const* in, void* o, int64_t len) {
-          kernels.shift_by_scalar(op, width, in[0], c, o, len, stream_row);
+          kernels.shift_by_scalar(op, width, in[0], c, o, len, streams);
         }, out, {x}, n);
       } else {
         run_row<2>([&](const void* const* in, void* o, int64_t len) {
-          kernels.shift(op, width, in[0], in[1], o, len, stream_row);
+          kernels.shift(op, width, in[0], in[1], o, len, streams);
         }, out, {x, count}, n);
       }
     }
@@ -128,10 +133,9 @@ void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[2], strides[0], width};
       const RowOperand x{data[1] + r * strides[3], strides[1], width};
-      // Not through the stack buffer of a strided `out`.
-      const bool stream_row = streaming && out.contiguous() && n * width >= kStreamingMinRowBytes;
+      const bool streams = streams_row(streaming, out, n);
       run_row<1>([&](const void* const* in, void* o, int64_t len) {
-        kernels.shift_by_scalar(op, width, in[0], count, o, len, stream_row);
+        kernels.shift_by_scalar(op, width, in[0], count, o, len, streams);
       }, out, {x}, n);
     }
   });
