@@ -1,8 +1,13 @@
-"""Build torchops: one C++ extension, torchops._C, loaded with torch.ops.load_library.
+"""Build torchops: two C++ extensions.
 
-The library links only against LibTorch (no libtorch_python, no Python symbols), so the
-same .so also serves C++ programs: the package carries the C++ API header
-(torchops/include/torchops/ops.h) and a CMake config (torchops/share/cmake/TorchOps/). Environment:
+- torchops._C, the operator library (csrc/), loaded with torch.ops.load_library. It links
+  only against LibTorch (no libtorch_python, no Python symbols), so the same .so also serves
+  C++ programs: the package carries the C++ API header (torchops/include/torchops/ops.h)
+  and a CMake config (torchops/share/cmake/TorchOps/).
+- torchops._binding, the compiled entries of the typed Python API (binding/), linked
+  against libtorch_python. torchops works without it, through torch.ops.
+
+Environment:
   DEBUG=1   build with -O0 -g instead of -O3.
   TORCHOPS_SANITIZE=undefined | address,undefined
             build with those sanitizers (-O1 -g, no recovery: the first report aborts);
@@ -36,8 +41,7 @@ def write_build_info():
         f.write(f'VERSION = "{VERSION}"\nTORCH_VERSION = "{torch.__version__}"\n')
 
 
-def extension():
-    sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+def compile_and_link_flags():
     cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3"]
     link_flags = ["-g"] if DEBUG else []
     names = sanitizers()
@@ -48,14 +52,29 @@ def extension():
         cxx_flags += sanitize + ([] if DEBUG else ["-O1"])
         link_flags = sanitize
     cxx_flags += ["-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
-    return CppExtension(
+    return cxx_flags, link_flags
+
+
+def extensions():
+    cxx_flags, link_flags = compile_and_link_flags()
+    include_dirs = [os.path.join(ROOT, "csrc"), os.path.join(ROOT, "torchops", "include")]
+    operator_library = CppExtension(
         name="torchops._C",
-        sources=sources,
-        include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(ROOT, "torchops", "include")],
+        sources=sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True)),
+        include_dirs=include_dirs,
         extra_compile_args={"cxx": cxx_flags},
         extra_link_args=link_flags,
-        py_limited_api=True,
+        py_limited_api=True,  # no libtorch_python
     )
+    python_binding = CppExtension(
+        name="torchops._binding",
+        sources=sorted(glob.glob(os.path.join("binding", "*.cpp"))),
+        include_dirs=include_dirs,
+        extra_compile_args={"cxx": list(cxx_flags)},
+        extra_link_args=list(link_flags),
+        py_limited_api=False,  # links libtorch_python, for torch.Tensor's C API
+    )
+    return [operator_library, python_binding]
 
 
 write_build_info()
@@ -66,8 +85,9 @@ setup(
     packages=find_packages(include=["torchops", "torchops.*"]),
     # For C++ programs (docs/deploy.md): the API header and the CMake package config.
     package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake"]},
-    ext_modules=[extension()],
+    ext_modules=extensions(),
     cmdclass={"build_ext": BuildExtension},
     python_requires=">=3.10",
-    install_requires=["torch>=2.13"],
+    # The operator library is ABI-tied to the torch it was built against.
+    install_requires=["torch==2.13.*"],
 )

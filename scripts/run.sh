@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for newcomers and CI. Creates .venv (pinned torch 2.13.0 CPU build and
-# the dev tools of requirements-dev.txt), builds torchops into it when the C++ sources
-# changed, then runs:
+# the dev tools of requirements-dev.txt), builds torchops (its two extensions) into it when
+# the C++ sources changed, then runs:
 #   demo            the seeds' examples through the ops, then the quick benchmark (the default)
 #   test [ARGS]     the whole test suite; ARGS go to pytest
 set -euo pipefail
@@ -15,9 +15,16 @@ fi
 # torch is pinned in requirements-dev.txt: an unpinned torch would pull a CUDA build.
 "$python" -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
-library=$(ls torchops/_C*.so 2>/dev/null | head -n 1 || true)
-if [ -z "$library" ] || [ -n "$(find csrc setup.py -newer "$library" -print -quit)" ] \
-    || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
+# Rebuild when either extension (the operator library _C, the Python binding _binding) is
+# missing or older than a source.
+stale=no
+for extension in _C _binding; do
+  built=$(ls torchops/$extension*.so 2>/dev/null | head -n 1 || true)
+  if [ -z "$built" ] || [ -n "$(find csrc binding setup.py -newer "$built" -print -quit)" ]; then
+    stale=yes
+  fi
+done
+if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
   echo "Building torchops (about a minute)..."
   # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
   "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers:
 #   bash scripts/sanitize.sh [undefined|address,undefined] [pytest args]     (default: undefined)
-# Builds an instrumented copy of torchops in build/sanitize/<sanitizers>/lib (apart from the
-# in-place build in torchops/, which stays as it is), runs tests/ against that copy with the
-# sanitizer runtime preloaded into Python, and fails if pytest fails or if any process of the
-# run (the tests start Python subprocesses too) wrote a sanitizer report. Needs .venv (made
+# Builds an instrumented copy of torchops (the operator library and the Python binding) in
+# build/sanitize/<sanitizers>/lib (apart from the in-place build in torchops/, which stays as
+# it is), runs tests/ against that copy with the sanitizer runtime preloaded into Python,
+# and fails if pytest fails or if any process of the run (the tests start Python
+# subprocesses too) wrote a sanitizer report. Needs .venv (made
 # by scripts/run.sh). One run covers every kernel level: the suite sweeps them in-process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +31,14 @@ echo "Building torchops with -fsanitize=$sanitize into $lib (1 to 2 minutes the 
 TORCHOPS_SANITIZE=$sanitize "$python" setup.py --quiet build_py --build-lib "$lib" \
   build_ext --build-lib "$lib" --build-temp "$dir/temp" --force >"$dir.log" 2>&1 \
   || { cat "$dir.log" >&2; echo "sanitize: the build failed" >&2; exit 1; }
-symbols=$(nm -D --undefined-only "$lib"/torchops/_C*.so)
-if ! grep -q __ubsan_handle_ <<<"$symbols" || { [[ $sanitize == *address* ]] && ! grep -q __asan_init <<<"$symbols"; }; then
-  echo "sanitize: $lib/torchops/_C*.so lacks the $sanitize instrumentation" >&2
-  exit 1
-fi
+# Both extensions: the operator library (_C) and the Python binding (_binding).
+for extension in "$lib"/torchops/_C*.so "$lib"/torchops/_binding*.so; do
+  symbols=$(nm -D --undefined-only "$extension")
+  if ! grep -q __ubsan_handle_ <<<"$symbols" || { [[ $sanitize == *address* ]] && ! grep -q __asan_init <<<"$symbols"; }; then
+    echo "sanitize: $extension lacks the $sanitize instrumentation" >&2
+    exit 1
+  fi
+done
 
 runtimes=()
 [[ $sanitize == *address* ]] && runtimes+=("$(g++ -print-file-name=libasan.so)")
@@ -61,8 +65,8 @@ export TORCHOPS_SANITIZED_LIB=$lib
 
 status=0
 # The plugin checks, once the tests are collected (conftest has imported torchops), that
-# the torchops library mapped into this process is the sanitized copy, and that the
-# sanitizer runtime is there too.
+# the torchops extensions mapped into this process (the library and the binding) are the
+# sanitized copies, and that the sanitizer runtime is there too.
 # -m 'not deploy': those tests build C++ programs against the library (a sanitized one
 # would need the sanitizer runtime at link time) and test packaging, not the kernels. A
 # later -m among the arguments replaces it.
@@ -73,16 +77,19 @@ import pytest
 class SanitizedLibraryCheck:
     def pytest_collection_finish(self, session):
         import torchops
+        from torchops import _binding
         lib = os.path.realpath(os.environ["TORCHOPS_SANITIZED_LIB"])
         mapped = {line.split()[-1] for line in open("/proc/self/maps") if "/" in line}
         loaded = {path for path in mapped if path.split(os.sep)[-2:-1] == ["torchops"] and ".so" in path}
         runtimes = {os.path.basename(path) for path in mapped if "/libubsan.so" in path or "/libasan.so" in path}
-        path = os.path.realpath(torchops._library_path)
-        if not path.startswith(lib + os.sep) or loaded != {path} or not runtimes:
-            pytest.exit(f"sanitize: wrong torchops library: torchops._library_path={path}, mapped {sorted(loaded)}, "
-                        f"sanitizer runtimes {sorted(runtimes)}; expected the copy in {lib}", returncode=3)
+        expected = {os.path.realpath(torchops._library_path), os.path.realpath(_binding.__file__)}
+        if not all(path.startswith(lib + os.sep) for path in expected) or loaded != expected or not runtimes \
+                or torchops.call_path() != "binding":
+            pytest.exit(f"sanitize: wrong torchops extensions: expected {sorted(expected)} in {lib} and the "
+                        f"binding in use ({torchops.call_path()}), mapped {sorted(loaded)}, "
+                        f"sanitizer runtimes {sorted(runtimes)}", returncode=3)
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        reporter.write_line(f"sanitize: testing {path} with {', '.join(sorted(runtimes))}")
+        reporter.write_line(f"sanitize: testing {', '.join(sorted(expected))} with {', '.join(sorted(runtimes))}")
 
 sys.exit(pytest.main(sys.argv[1:], plugins=[SanitizedLibraryCheck()]))
 EOF

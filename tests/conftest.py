@@ -4,6 +4,7 @@ Test modules import the plain helpers with `from conftest import ...`; the
 fixtures are picked up by pytest as usual.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -250,6 +251,46 @@ def cpu_capability(request):
         yield level
     finally:
         torch.ops.torchops._set_cpu_capability(before)
+
+
+# --------------------------------------------------------------------------
+# call paths of the typed API (torchops/_fastpath.py): the compiled binding, which
+# torchops exports, and the torch.ops twin every call of the binding falls back to.
+from torchops import _fastpath  # noqa: E402
+
+CALL_PATHS = ["binding", "torch.ops"]
+
+
+@pytest.fixture(params=CALL_PATHS, ids=lambda path: f"path={path}")
+def call_path(request):
+    """Runs the test with the typed API on each call path: the compiled binding, and
+    every call sent to its torch.ops twin. A module opts in with
+    `pytestmark = pytest.mark.usefixtures("call_path")`."""
+    path = request.param
+    if path == "binding" and _fastpath.call_path() != "binding":
+        pytest.fail("the compiled binding torchops._binding is not in use; rebuild torchops")
+    with _fastpath.torch_ops_only() if path == "torch.ops" else contextlib.nullcontext():
+        assert torchops.call_path() == path
+        yield path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Runs each test on the torch.ops path once, not once per variation that cannot
+    change the path: the kernel levels (the path only decides how the op is called, so the
+    torch.ops path runs at the best level only) and the raw torch.ops API (api "ops" and
+    signbit's "ops" call torch.ops.torchops.* directly, whichever path is set)."""
+    redundant = []
+    for item in items:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if params.get("call_path") != "torch.ops":
+            continue
+        level = params.get("cpu_capability", CPU_CAPABILITIES[-1])
+        if level != CPU_CAPABILITIES[-1] or params.get("api") == "ops":
+            redundant.append(item)
+    if redundant:
+        config.hook.pytest_deselected(items=redundant)
+        dropped = set(redundant)
+        items[:] = [item for item in items if item not in dropped]
 
 
 # --------------------------------------------------------------------------

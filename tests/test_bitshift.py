@@ -18,6 +18,9 @@ from conftest import (
     random_values, shift, shift_,
 )
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 operations = pytest.mark.parametrize("direction, arithmetic", OPERATIONS, ids=OPERATION_IDS)
 all_int_dtypes = pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
 

@@ -14,6 +14,9 @@ from conftest import (
     make_tensor, shift, shift_, snapshot,
 )
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 
 def check_error(call, tensors, exception, *patterns):
     """`call()` raises `exception` whose message matches every regex in

@@ -30,6 +30,9 @@ import torchops
 import model
 from conftest import INT_DTYPES, dtype_id, make_tensor
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 ops = torch.ops.torchops
 
 

@@ -23,6 +23,9 @@ from conftest import (
     INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, interesting_values, make_tensor, shift, shift_,
 )
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 SIZES = [1, 7, 65, 300]
 APIS = ["bitshift", "paddle", "ops"]
 # out= through the Python function and through the op (the Paddle functions

@@ -51,6 +51,9 @@ from conftest import (
     interesting_values, make_tensor, shift, shift_,
 )
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 # --------------------------------------------------------------------------
 # profiles (registered under names of their own: conftest's "torchops" profile
 # stays the loaded one for the other test files)

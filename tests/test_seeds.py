@@ -11,6 +11,9 @@ import torch
 import model
 from conftest import APIS, dtype_id, make_tensor, shift
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 # ONNX BitShift v28 examples: (name, dtype, direction, x, y, z)
 ONNX_EXAMPLES = [
     ("left_int16", torch.int16, "LEFT", [16, 4, 1], [1, 2, 3], [32, 16, 8]),

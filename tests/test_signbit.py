@@ -16,6 +16,9 @@ from conftest import (
     make_tensor, random_values,
 )
 
+# Every test runs on both call paths of the typed API (conftest.call_path).
+pytestmark = pytest.mark.usefixtures("call_path")
+
 # float dtype -> (exponent bits, mantissa bits, same-width signed int dtype)
 FORMATS = {
     torch.float16: (5, 10, torch.int16),

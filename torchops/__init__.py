@@ -6,6 +6,7 @@ the functions below are their typed Python API. For C++ programs, exported model
 DTensors see docs/deploy.md.
 """
 import os
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -19,8 +20,15 @@ torch.ops.torchops._cpu_capability()
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
 from torchops import ops as _api  # noqa: E402
+from torchops import _fastpath  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402
+from torchops._fastpath import call_path  # noqa: E402,F401
 from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
+
+# The typed functions: their compiled entries where the binding loaded (torchops/_fastpath.py),
+# the functions of ops.py otherwise. Type checkers read the signatures in ops.py.
+if not TYPE_CHECKING:
+    globals().update(_fastpath.FUNCTIONS)
 
 #: The directory to put on CMAKE_PREFIX_PATH for ``find_package(TorchOps)``, as
 #: ``torch.utils.cmake_prefix_path`` is for ``find_package(Torch)``.
@@ -36,4 +44,4 @@ def library_path() -> str:
     return _library_path
 
 
-__all__ = list(_api.__all__) + ["cmake_prefix_path", "library_path"]
+__all__ = list(_api.__all__) + ["call_path", "cmake_prefix_path", "library_path"]

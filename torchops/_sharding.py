@@ -16,17 +16,16 @@ states the rule once; everything else here feeds it to DTensor:
 Importing torch.distributed.tensor takes about half a second, 50 times torchops' own import,
 so it is not imported here: the rules are registered as soon as torch.distributed.tensor is
 imported (by whoever imports it first, before any DTensor can exist), or right away if it
-already is. Without torch.distributed (`torch.distributed.is_available()` is False) nothing
+already is (torchops/_on_import.py). Without torch.distributed (`torch.distributed.is_available()` is False) nothing
 is registered.
 """
 from __future__ import annotations
 
-import importlib.abc
-import sys
-import warnings
 from collections.abc import Sequence
 
 import torch
+
+from torchops import _on_import
 
 _DTENSOR_MODULE = "torch.distributed.tensor"
 
@@ -171,62 +170,10 @@ def _register() -> None:
         torch.library.register_torch_dispatch(overload, DTensor, _out_variant)
 
 
-def _register_or_warn() -> None:
-    try:
-        _register()
-    except Exception as error:  # never break the user's import of torch.distributed.tensor
-        warnings.warn(f"torchops: the DTensor sharding rules could not be registered: {error!r}", stacklevel=2)
-
-
-class _RegisterAfterLoad(importlib.abc.Loader):
-    """Loads torch.distributed.tensor with its own loader, then registers the rules."""
-
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        # Put the real loader back first: the module must look as if we had never been here.
-        module.__loader__ = module.__spec__.loader = self._loader
-        self._loader.exec_module(module)
-        _register_or_warn()
-
-
-class _WatchImport(importlib.abc.MetaPathFinder):
-    """Waits, on sys.meta_path, for the first import of torch.distributed.tensor."""
-
-    def find_spec(self, name, path, target=None):
-        if name != _DTENSOR_MODULE:
-            return None
-        _unwatch()  # one look only; and the finders below must not find this one
-        for finder in sys.meta_path:
-            find_spec = getattr(finder, "find_spec", None)
-            spec = find_spec(name, path, target) if find_spec else None
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _RegisterAfterLoad(spec.loader)
-                return spec
-        return None
-
-
-_watcher = _WatchImport()
-
-
-def _unwatch() -> None:
-    if _watcher in sys.meta_path:
-        sys.meta_path.remove(_watcher)
-
-
 def install() -> None:
     """Registers the rules now if torch.distributed.tensor is loaded, else when it is."""
-    if not torch.distributed.is_available():
-        return
-    if _DTENSOR_MODULE in sys.modules:
-        _register_or_warn()
-    elif _watcher not in sys.meta_path:
-        sys.meta_path.insert(0, _watcher)
+    if torch.distributed.is_available():
+        _on_import.call_when_imported(_DTENSOR_MODULE, _register, "the DTensor sharding rules")
 
 
 install()

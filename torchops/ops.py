@@ -1,7 +1,11 @@
-"""The typed Python API of the torchops operators.
+"""The typed Python API of the torchops operators, through ``torch.ops``.
 
 Every function here calls ``torch.ops.torchops.*``; the rules they follow (out-of-range
-counts, promotion, in-place and ``out=``) are stated in docs/semantics.md.
+counts, promotion, in-place and ``out=``) are stated in docs/semantics.md. ``torchops``
+exports compiled entries of these functions, with their signatures and docstrings
+(binding/python_binding.cpp, torchops/_fastpath.py); each function here is its entry's
+twin: it takes every call the entry does not (subclasses, modes, unusual arguments) and
+owns the argument checks and messages of the typed API, and torch.compile traces it.
 """
 from __future__ import annotations
 

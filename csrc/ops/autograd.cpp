@@ -1,37 +1,59 @@
-// The ops are not differentiable. Without a kernel at the Autograd key, PyTorch's
-// fallback would attach a grad_fn that warns (or errors) at backward time; this kernel
-// says instead, once for every overload, that there is nothing to record: it runs the op
-// below autograd and, like PyTorch's own in-place ops, bumps the version counter of every
-// tensor the op writes.
+// The ops are not differentiable, and this file says so to autograd at no cost per call.
+//
+// Autograd: a fallthrough for every overload. Without a kernel at that key, PyTorch's
+// autograd fallback would run (boxed: every argument copied onto a stack and back) and
+// attach a grad_fn that warns or errors at backward time; with the fallthrough the
+// dispatcher skips the key, so a call costs nothing here and no output ever has a grad_fn
+// (the outputs are integer or bool tensors, which cannot require grad anyway).
+//
+// ADInplaceOrView: like PyTorch's generated kernels for in-place and out= ops, the
+// overloads that write a tensor bump its version counter after the write, so that
+// autograd's saved-tensor checks and functionalization see the change. The functional
+// overloads keep the default fallthrough. Inference tensors carry neither key, so no
+// version is counted for them, as in PyTorch.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>
 
+#include <tuple>
+
+#include "op_handles.h"
+
 namespace torchops {
 namespace {
 
-void non_differentiable(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& arguments = op.schema().arguments();
-  std::vector<at::Tensor> written;
-  const size_t first = stack->size() - arguments.size();
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const auto* alias = arguments[i].alias_info();
-    if (alias != nullptr && alias->isWrite()) written.push_back((*stack)[first + i].toTensor());
+// The kernel of a writing overload: runs the op below ADInplaceOrView, then bumps the
+// version of argument number `Written` (x for in-place, out for out=).
+template <class Signature, const c10::TypedOperatorHandle<Signature>& (*Handle)(), size_t Written>
+struct CountsVersion;
+
+template <class... Args, const c10::TypedOperatorHandle<void(Args...)>& (*Handle)(), size_t Written>
+struct CountsVersion<void(Args...), Handle, Written> {
+  static void kernel(c10::DispatchKeySet keys, Args... args) {
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      Handle().redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
+    }
+    torch::autograd::increment_version(std::get<Written>(std::forward_as_tuple(args...)));
   }
-  {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    op.callBoxed(stack);
-  }
-  for (const at::Tensor& tensor : written) torch::autograd::increment_version(tensor);
-}
+};
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
   for (const char* name : {"bitshift", "bitshift.Scalar", "bitshift.out", "bitshift.Scalar_out", "bitshift_",
                            "bitshift_.Scalar", "signbit", "signbit.out"}) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&non_differentiable>());
+    m.impl(name, torch::CppFunction::makeFallthrough());
   }
+}
+
+TORCH_LIBRARY_IMPL(torchops, ADInplaceOrView, m) {
+  m.impl("bitshift_", TORCH_FN((CountsVersion<op::BitshiftInplace, &op::bitshift_inplace, 0>::kernel)));
+  m.impl("bitshift_.Scalar",
+         TORCH_FN((CountsVersion<op::BitshiftScalarInplace, &op::bitshift_scalar_inplace, 0>::kernel)));
+  m.impl("bitshift.out", TORCH_FN((CountsVersion<op::BitshiftOut, &op::bitshift_out, 4>::kernel)));
+  m.impl("bitshift.Scalar_out", TORCH_FN((CountsVersion<op::BitshiftScalarOut, &op::bitshift_scalar_out, 4>::kernel)));
+  m.impl("signbit.out", TORCH_FN((CountsVersion<op::SignbitOut, &op::signbit_out, 1>::kernel)));
 }
 
 }  // namespace torchops

@@ -2,7 +2,9 @@
 // (broadcasting, promotion, strides, output allocation, threads) and the call into the
 // kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
@@ -41,6 +43,7 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
 at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
   check_shift_tensor(op_name, "x", x);
   check_shift_tensor(op_name, "y", y);
+  if (x.scalar_type() == y.scalar_type()) return x.scalar_type();  // what promotion gives, without its cost
   try {
     return at::result_type(x, y);
   } catch (const c10::Error& e) {
@@ -83,18 +86,67 @@ uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
 constexpr int64_t kStreamingMinBytes = int64_t(32) << 20;
 constexpr int64_t kStreamingMinRowBytes = int64_t(64) << 10;
 
+bool use_streaming_stores(int64_t out_bytes, bool out_is_an_input) {
+  return out_bytes >= kStreamingMinBytes && !out_is_an_input;
+}
+
 bool use_streaming_stores(const at::TensorIteratorBase& iter) {
-  if (iter.numel() * iter.element_size(0) < kStreamingMinBytes) return false;
+  bool out_is_an_input = false;
   for (int arg = iter.noutputs(); arg < iter.ntensors(); ++arg) {
-    if (iter.data_ptr(arg) == iter.data_ptr(0)) return false;
+    out_is_an_input = out_is_an_input || iter.data_ptr(arg) == iter.data_ptr(0);
   }
-  return true;
+  return use_streaming_stores(iter.numel() * iter.element_size(0), out_is_an_input);
 }
 
 // A row of `n` elements of `out` streams when the op does (use_streaming_stores) and the
 // row is long enough and written directly, not through the stack buffer of a strided `out`.
 bool streams_row(bool streaming, const RowOperand& out, int64_t n) {
   return streaming && out.contiguous() && n * out.elem_size >= kStreamingMinRowBytes;
+}
+
+// ---------------------------------------------------------------------------------------
+// Contiguous operands of one shape and dtype, without TensorIterator.
+//
+// In the common case (x, the count and out contiguous, of one shape and dtype)
+// TensorIterator would decide what is decided here directly: a contiguous output of that
+// shape, no conversion, every element in one row, split across threads by its grain. Its
+// set-up is most of the cost of a small call, so these cases skip it; every other case,
+// and every error, goes through it.
+
+bool contiguous_as(const at::Tensor& tensor, at::IntArrayRef sizes, at::ScalarType dtype) {
+  return tensor.scalar_type() == dtype && tensor.is_contiguous() && tensor.sizes().equals(sizes);
+}
+
+// An output may share memory with an input only by being it (in place, out=x), as
+// TensorIterator allows; a partial (or unknown) overlap goes to TensorIterator, which refuses it.
+bool overlaps_at_most_fully(const at::Tensor& out, const at::Tensor& input) {
+  const at::MemOverlapStatus status = at::get_overlap_status(out, input);
+  return status == at::MemOverlapStatus::No || status == at::MemOverlapStatus::Full;
+}
+
+at::Tensor new_contiguous_like(const at::Tensor& x, at::ScalarType dtype) {
+  return at::detail::empty_cpu(x.sizes(), dtype);
+}
+
+// out = x shifted by count (a tensor of x's shape, or nullptr with `scalar` the count).
+void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, const at::Tensor* count,
+                      uint64_t scalar) {
+  const int64_t width = x.element_size();
+  const KernelTable& kernels = active_kernels();
+  const char* x_data = static_cast<const char*>(x.const_data_ptr());
+  const char* count_data = count != nullptr ? static_cast<const char*>(count->const_data_ptr()) : nullptr;
+  char* out_data = static_cast<char*>(out.data_ptr());
+  const bool streaming =
+      use_streaming_stores(out.numel() * width, out_data == x_data || (count_data != nullptr && out_data == count_data));
+  for_each_range(out.numel(), [&](int64_t begin, int64_t end) {
+    const int64_t n = end - begin;
+    const bool streams = streaming && n * width >= kStreamingMinRowBytes;
+    if (count_data != nullptr) {
+      kernels.shift(op, width, x_data + begin * width, count_data + begin * width, out_data + begin * width, n, streams);
+    } else {
+      kernels.shift_by_scalar(op, width, x_data + begin * width, scalar, out_data + begin * width, n, streams);
+    }
+  });
 }
 
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
@@ -172,6 +224,11 @@ at::TensorIterator scalar_count_iter(const at::Tensor& out, const at::Tensor& x,
 at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
+  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype)) {
+    at::Tensor out = new_contiguous_like(x, dtype);
+    shift_contiguous(op, out, x, &y, 0);
+    return out;
+  }
   broadcast_shape(kOp, x, y);
   at::Tensor out;
   auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
@@ -184,6 +241,12 @@ void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   check_out_dtype(kOp, out, dtype);
+  check_writable(kOp, "out", out);
+  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype) &&
+      contiguous_as(out, x.sizes(), dtype) && overlaps_at_most_fully(out, x) && overlaps_at_most_fully(out, y)) {
+    shift_contiguous(op, out, x, &y, 0);
+    return;
+  }
   broadcast_shape(kOp, x, y);
   auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
   shift_tensor_count(iter, op);
@@ -195,6 +258,11 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
   TORCH_CHECK(dtype == x.scalar_type(), kInplaceOp, ": the result dtype ", dtype_name(dtype), " (promoted from x ",
               dtype_name(x.scalar_type()), " and y ", dtype_name(y.scalar_type()), ") differs from x's dtype ",
               dtype_name(x.scalar_type()), "; an in-place shift cannot change x's dtype");
+  check_writable(kInplaceOp, "x", x);
+  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype) && overlaps_at_most_fully(x, y)) {
+    shift_contiguous(op, x, x, &y, 0);
+    return;
+  }
   const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
   TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
               " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
@@ -206,6 +274,11 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
   check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
+  if (contiguous_as(x, x.sizes(), x.scalar_type())) {
+    at::Tensor out = new_contiguous_like(x, x.scalar_type());
+    shift_contiguous(op, out, x, nullptr, count);
+    return out;
+  }
   at::Tensor out;
   auto iter = scalar_count_iter(out, x, /*resize=*/true);
   shift_scalar_count(iter, op, count);
@@ -218,6 +291,12 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
   check_out_dtype(kOp, out, x.scalar_type());
+  check_writable(kOp, "out", out);
+  if (contiguous_as(x, x.sizes(), x.scalar_type()) && contiguous_as(out, x.sizes(), x.scalar_type()) &&
+      overlaps_at_most_fully(out, x)) {
+    shift_contiguous(op, out, x, nullptr, count);
+    return;
+  }
   auto iter = scalar_count_iter(out, x, /*resize=*/true);
   shift_scalar_count(iter, op, count);
 }
@@ -227,6 +306,11 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
   check_shift_tensor(kInplaceOp, "x", x);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kInplaceOp, y);
+  check_writable(kInplaceOp, "x", x);
+  if (contiguous_as(x, x.sizes(), x.scalar_type())) {
+    shift_contiguous(op, x, x, nullptr, count);
+    return;
+  }
   auto iter = scalar_count_iter(x, x, /*resize=*/false);
   shift_scalar_count(iter, op, count);
 }

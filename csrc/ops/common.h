@@ -29,6 +29,14 @@ inline void check_defined(const char* op_name, const char* arg, const at::Tensor
   TORCH_CHECK_TYPE(tensor.defined(), op_name, ": ", arg, " must be a tensor, got None");
 }
 
+// PyTorch refuses to write an inference tensor outside torch.inference_mode(), but only
+// after the write (its version counter is bumped last). Refusing before keeps it unchanged.
+inline void check_writable(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  TORCH_CHECK(!tensor.is_inference() || c10::InferenceMode::is_enabled(), op_name, ": ", arg,
+              " is an inference tensor, which cannot be written outside torch.inference_mode() (PyTorch's rule: "
+              "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
+}
+
 // One operand of one row of a TensorIterator loop.
 struct RowOperand {
   char* data;

@@ -16,8 +16,12 @@ void mark_forked_child() { forked_child.store(true, std::memory_order_relaxed); 
 
 }  // namespace
 
+bool in_forked_child() {
+  return forked_child.load(std::memory_order_relaxed);
+}
+
 void for_each_row(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
-  if (forked_child.load(std::memory_order_relaxed)) {
+  if (in_forked_child()) {
     iter.serial_for_each(loop, {0, iter.numel()});
   } else {
     iter.for_each(loop);

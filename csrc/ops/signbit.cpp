@@ -1,6 +1,8 @@
 // CPU entry points of torchops::signbit: dtype checks, TensorIterator set-up and the call
 // into the kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
@@ -64,8 +66,30 @@ void signbit_loop(at::TensorIteratorBase& iter) {
   });
 }
 
+// A contiguous x (and out) without TensorIterator, which would decide the same (a contiguous
+// bool output of x's shape, one row split by its grain); see csrc/ops/bitshift.cpp.
+void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
+  const int64_t width = x.element_size();
+  const bool read_top_bit = sign_in_top_bit(x.scalar_type());
+  const KernelTable& kernels = active_kernels();
+  const char* x_data = static_cast<const char*>(x.const_data_ptr());
+  bool* out_data = out.data_ptr<bool>();
+  for_each_range(x.numel(), [&](int64_t begin, int64_t end) {
+    if (read_top_bit) {
+      kernels.signbit(width, x_data + begin * width, out_data + begin, end - begin);
+    } else {
+      std::memset(out_data + begin, 0, (end - begin) * sizeof(bool));
+    }
+  });
+}
+
 at::Tensor signbit_cpu(const at::Tensor& x) {
   check_signbit_input(x);
+  if (x.is_contiguous()) {
+    at::Tensor out = at::detail::empty_cpu(x.sizes(), at::kBool);
+    signbit_contiguous(out, x);
+    return out;
+  }
   at::Tensor out;
   auto iter = signbit_iter(out, x);
   signbit_loop(iter);
@@ -77,6 +101,14 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
   check_defined(kOp, "out", out);
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
               " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
+  check_writable(kOp, "out", out);
+  if (x.is_contiguous() && out.is_contiguous() && out.sizes().equals(x.sizes())) {
+    const at::MemOverlapStatus overlap = at::get_overlap_status(out, x);
+    if (overlap == at::MemOverlapStatus::No || overlap == at::MemOverlapStatus::Full) {
+      signbit_contiguous(out, x);
+      return;
+    }
+  }
   auto iter = signbit_iter(out, x);
   signbit_loop(iter);
 }

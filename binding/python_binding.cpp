@@ -1,0 +1,344 @@
+// torchops._binding: compiled entries of the typed Python API (torchops/ops.py), so that a
+// Python call costs what a call of one of PyTorch's own functions costs.
+//
+// Each entry parses its arguments on CPython's vectorcall protocol and calls the registered
+// operator through its typed dispatcher handle (csrc/op_handles.h): the same checks, errors,
+// kernels, version counters and dispatch keys (tracing, fake tensors, TorchDispatchModes,
+// functorch, inference mode) as torch.ops.torchops.*, without torch.ops's generic
+// argument parsing and boxing. It takes a call only where that is exactly equivalent to the
+// typed API in torchops/ops.py: every tensor a plain torch.Tensor (no subclass, so no
+// __torch_function__), no TorchFunctionMode active, and arguments of the common kinds (a
+// tensor or Python int count, a str direction, a bool flag). Every other call (a subclass
+// such as DTensor, a mode, a NumPy bool, a Python-int x, any wrong argument) goes, as it
+// is, to that Python function: its twin, which reaches the op through torch.ops and owns
+// every argument check and message of the typed API.
+//
+// The operator library (torchops/_C) is LibTorch-only; this module is the one part of
+// torchops linked against libtorch_python, and it must be imported after the library is
+// loaded (torchops/_fastpath.py does both).
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/python_headers.h>
+
+#include <array>
+#include <atomic>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "op_handles.h"
+
+namespace torchops::binding {
+namespace {
+
+// An entry's answer meaning "not mine": the call goes to the twin.
+PyObject* const kTwin = reinterpret_cast<PyObject*>(1);
+
+// The arguments of one call, one slot per parameter in the order of the signature;
+// nullptr where the caller left a parameter out.
+constexpr int kMaxParams = 6;
+using Slots = PyObject* [kMaxParams];
+
+struct Param {
+  const char* name;
+  const char* default_value;  // as Python source, for the text signature; nullptr: required
+};
+
+struct Function {
+  const char* name;
+  std::vector<Param> params;  // positional-or-keyword first, then keyword-only
+  int positional;             // how many params may be passed by position
+  PyObject* (*call)(const Slots& args);
+  // Set by _connect: the twin, the parameter names as interned str, the docstring.
+  PyObject* twin = nullptr;
+  std::vector<PyObject*> interned;
+  std::string doc;
+  PyMethodDef def{};
+};
+
+std::atomic<bool> use_torch_ops{false};
+
+// No __torch_function__ handling would run for this call: no TorchFunctionMode, and no
+// pending "skip the next __torch_function__" request (torch.ops would consume it).
+bool no_torch_function_handling() {
+  return !at::impl::torch_function_mode_enabled() && !at::impl::PythonTorchFunctionTLS::peek_skip_next();
+}
+
+bool plain_tensor(PyObject* object) {
+  return THPVariable_CheckExact(object);
+}
+
+bool absent_or_none(PyObject* object) {
+  return object == nullptr || object == Py_None;
+}
+
+// A bool flag, or absent (the default, True). Anything else (None, 1, a NumPy bool) is the
+// twin's to accept or refuse.
+bool flag(PyObject* object, bool* value) {
+  if (object == nullptr || object == Py_True) {
+    *value = true;
+    return true;
+  }
+  *value = false;
+  return object == Py_False;
+}
+
+// Counts below 0 or from 64 up are out of range for every dtype, so a Python-int count is
+// clamped to [-1, 64], as the twin does (any value, 2**70 included, gives the same result).
+at::Scalar clamped_count(PyObject* y) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(y, &overflow);
+  if (overflow != 0) value = overflow > 0 ? 64 : -1;
+  return at::Scalar(static_cast<int64_t>(value < -1 ? -1 : value > 64 ? 64 : value));
+}
+
+// Holds the GIL released for the op, as PyTorch's own bindings do: other Python threads run
+// meanwhile. Anything below that needs Python (a mode, a subclass) takes it back.
+class ReleasedGil {
+ public:
+  ReleasedGil() : state_(PyEval_SaveThread()) {}
+  ~ReleasedGil() { PyEval_RestoreThread(state_); }
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+PyObject* new_reference(PyObject* object) {
+  Py_INCREF(object);
+  return object;
+}
+
+// The shift every shift entry comes down to. x is a plain tensor; the rest as parsed.
+PyObject* shift(PyObject* x, PyObject* y, c10::string_view direction, PyObject* arithmetic_arg, PyObject* out,
+                bool in_place) {
+  bool arithmetic = true;
+  const bool tensor_count = plain_tensor(y);
+  if (!(tensor_count || PyLong_CheckExact(y)) || !flag(arithmetic_arg, &arithmetic) ||
+      !(absent_or_none(out) || plain_tensor(out))) {
+    return kTwin;
+  }
+  // One body for both kinds of count (a tensor, or a Python int as a Scalar) and their overloads.
+  auto call = [&](const auto& count, const auto& in_place_op, const auto& out_op, const auto& functional_op) {
+    const at::Tensor& self = THPVariable_Unpack(x);
+    if (in_place) {
+      ReleasedGil released;
+      in_place_op.call(self, count, direction, arithmetic);
+    } else if (!absent_or_none(out)) {
+      ReleasedGil released;
+      out_op.call(self, count, direction, arithmetic, THPVariable_Unpack(out));
+    } else {
+      at::Tensor result;
+      {
+        ReleasedGil released;
+        result = functional_op.call(self, count, direction, arithmetic);
+      }
+      return THPVariable_Wrap(std::move(result));
+    }
+    return new_reference(in_place ? x : out);
+  };
+  HANDLE_TH_ERRORS
+  if (tensor_count) return call(THPVariable_Unpack(y), op::bitshift_inplace(), op::bitshift_out(), op::bitshift());
+  return call(clamped_count(y), op::bitshift_scalar_inplace(), op::bitshift_scalar_out(), op::bitshift_scalar());
+  END_HANDLE_TH_ERRORS
+}
+
+// The direction as the op takes it; false for anything but a str (the twin refuses it).
+bool direction_of(PyObject* object, c10::string_view* direction) {
+  if (!PyUnicode_CheckExact(object)) return false;
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(object, &size);
+  if (data == nullptr) {  // a str with lone surrogates: the twin passes it on to the op
+    PyErr_Clear();
+    return false;
+  }
+  *direction = c10::string_view(data, static_cast<size_t>(size));
+  return true;
+}
+
+// bitshift(x, y, direction, arithmetic=True, *, out=None)
+PyObject* bitshift(const Slots& args) {
+  c10::string_view direction;
+  if (!plain_tensor(args[0]) || !direction_of(args[2], &direction)) return kTwin;
+  return shift(args[0], args[1], direction, args[3], args[4], /*in_place=*/false);
+}
+
+// bitwise_{left,right}_shift(x, y, is_arithmetic=True, *, out=None, name=None): `name` is
+// Paddle's and ignored. In place: bitwise_{left,right}_shift_(x, y, is_arithmetic=True).
+template <bool Left, bool InPlace>
+PyObject* paddle_shift(const Slots& args) {
+  if (!plain_tensor(args[0])) return kTwin;
+  return shift(args[0], args[1], Left ? "LEFT" : "RIGHT", args[2], InPlace ? nullptr : args[3], InPlace);
+}
+
+// signbit(x, *, out=None)
+PyObject* signbit(const Slots& args) {
+  PyObject* const x = args[0];
+  PyObject* const out = args[1];
+  if (!plain_tensor(x) || !(absent_or_none(out) || plain_tensor(out))) return kTwin;
+  HANDLE_TH_ERRORS
+  if (!absent_or_none(out)) {
+    {
+      ReleasedGil released;
+      op::signbit_out().call(THPVariable_Unpack(x), THPVariable_Unpack(out));
+    }
+    return new_reference(out);
+  }
+  at::Tensor result;
+  {
+    ReleasedGil released;
+    result = op::signbit().call(THPVariable_Unpack(x));
+  }
+  return THPVariable_Wrap(std::move(result));
+  END_HANDLE_TH_ERRORS
+}
+
+// The typed API, as its signatures read in torchops/ops.py (substitute_in_graph checks
+// that they agree when torch.compile first loads).
+Function functions[] = {
+    {"bitshift", {{"x"}, {"y"}, {"direction"}, {"arithmetic", "True"}, {"out", "None"}}, 4, &bitshift},
+    {"bitwise_left_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 3,
+     &paddle_shift<true, false>},
+    {"bitwise_right_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 3,
+     &paddle_shift<false, false>},
+    {"bitwise_left_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}}, 3, &paddle_shift<true, true>},
+    {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}}, 3, &paddle_shift<false, true>},
+    {"signbit", {{"x"}, {"out", "None"}}, 1, &signbit},
+};
+
+// Fills `slots` from a vectorcall; false if the call does not fit the signature plainly
+// (too many positional arguments, an unknown or repeated keyword, a required one missing):
+// the twin then raises Python's own TypeError for it.
+bool parse(const Function& function, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, Slots& slots) {
+  const int count = static_cast<int>(function.params.size());
+  if (nargs > function.positional) return false;
+  for (int i = 0; i < kMaxParams; ++i) slots[i] = i < nargs ? args[i] : nullptr;
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* const key = PyTuple_GET_ITEM(kwnames, k);
+    int index = 0;
+    while (index < count && function.interned[index] != key) ++index;  // keywords are interned, usually
+    if (index == count) {
+      index = 0;
+      while (index < count && PyUnicode_Compare(function.interned[index], key) != 0) ++index;
+      if (PyErr_Occurred()) PyErr_Clear();
+    }
+    if (index == count || slots[index] != nullptr) return false;
+    slots[index] = args[nargs + k];
+  }
+  for (int i = 0; i < count; ++i) {
+    if (slots[i] == nullptr && function.params[i].default_value == nullptr) return false;
+  }
+  return true;
+}
+
+template <int Index>
+PyObject* entry(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  Function& function = functions[Index];
+  Slots slots;
+  if (!use_torch_ops.load(std::memory_order_relaxed) && no_torch_function_handling() &&
+      parse(function, args, nargs, kwnames, slots)) {
+    PyObject* const result = function.call(slots);
+    if (result != kTwin) return result;
+  }
+  return PyObject_Vectorcall(function.twin, args, static_cast<size_t>(nargs), kwnames);
+}
+
+constexpr int kFunctionCount = sizeof(functions) / sizeof(functions[0]);
+
+// CPython stores every C function as a PyCFunction; METH_FASTCALL | METH_KEYWORDS tells it
+// the real signature.
+template <int... Index>
+std::array<PyCFunction, sizeof...(Index)> make_entries(std::integer_sequence<int, Index...>) {
+  return {reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&entry<Index>))...};
+}
+
+// "bitshift(x, y, direction, arithmetic=True, *, out=None)\n--\n\n": the form in which
+// CPython (and so inspect.signature and help()) reads a builtin's signature.
+std::string text_signature(const Function& function) {
+  std::string text = std::string(function.name) + "(";
+  for (size_t i = 0; i < function.params.size(); ++i) {
+    if (i > 0) text += ", ";
+    if (static_cast<int>(i) == function.positional) text += "*, ";
+    text += function.params[i].name;
+    if (function.params[i].default_value != nullptr) text += std::string("=") + function.params[i].default_value;
+  }
+  return text + ")\n--\n\n";
+}
+
+// _connect(twins: dict[str, function]) -> dict[str, builtin function]: pairs every entry
+// with its twin and makes the entry a builtin function with the twin's docstring.
+PyObject* connect(PyObject* /*module*/, PyObject* twins) {
+  if (!PyDict_Check(twins)) {
+    PyErr_SetString(PyExc_TypeError, "torchops._binding._connect: expected a dict of the typed API's functions");
+    return nullptr;
+  }
+  const auto entries = make_entries(std::make_integer_sequence<int, kFunctionCount>{});
+  PyObject* result = PyDict_New();
+  if (result == nullptr) return nullptr;
+  for (int i = 0; i < kFunctionCount; ++i) {
+    Function& function = functions[i];
+    PyObject* twin = PyDict_GetItemString(twins, function.name);
+    if (twin == nullptr) {
+      PyErr_Format(PyExc_KeyError, "torchops._binding._connect: no twin for %s", function.name);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    if (function.twin != nullptr) {
+      PyErr_Format(PyExc_RuntimeError, "torchops._binding._connect: %s is already connected", function.name);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyObject* doc = PyObject_GetAttrString(twin, "__doc__");
+    const char* doc_text = doc != nullptr && PyUnicode_Check(doc) ? PyUnicode_AsUTF8(doc) : nullptr;
+    PyErr_Clear();
+    function.doc = text_signature(function) + (doc_text != nullptr ? doc_text : "");
+    Py_XDECREF(doc);
+    for (const Param& param : function.params) function.interned.push_back(PyUnicode_InternFromString(param.name));
+    function.twin = twin;
+    Py_INCREF(twin);
+    function.def = {function.name, entries[i], METH_FASTCALL | METH_KEYWORDS, function.doc.c_str()};
+    PyObject* public_module = PyUnicode_FromString("torchops");  // where users find it: __module__
+    PyObject* builtin = PyCFunction_NewEx(&function.def, nullptr, public_module);
+    Py_XDECREF(public_module);
+    if (builtin == nullptr || PyDict_SetItemString(result, function.name, builtin) != 0) {
+      Py_XDECREF(builtin);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    Py_DECREF(builtin);
+  }
+  return result;
+}
+
+// _use_torch_ops(flag: bool) -> bool: every call goes to the twin while set (tests, and
+// TORCHOPS_CALL_PATH=torch.ops); returns the previous setting.
+PyObject* set_use_torch_ops(PyObject* /*module*/, PyObject* flag) {
+  const int value = PyObject_IsTrue(flag);
+  if (value < 0) return nullptr;
+  return PyBool_FromLong(use_torch_ops.exchange(value != 0));
+}
+
+PyObject* using_torch_ops(PyObject* /*module*/, PyObject* /*unused*/) {
+  return PyBool_FromLong(use_torch_ops.load());
+}
+
+PyMethodDef module_methods[] = {
+    {"_connect", reinterpret_cast<PyCFunction>(&connect), METH_O, nullptr},
+    {"_use_torch_ops", reinterpret_cast<PyCFunction>(&set_use_torch_ops), METH_O, nullptr},
+    {"_using_torch_ops", reinterpret_cast<PyCFunction>(&using_torch_ops), METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "torchops._binding",
+                          "Compiled entries of torchops's typed API (see torchops/_fastpath.py).", -1,
+                          module_methods};
+
+}  // namespace
+}  // namespace torchops::binding
+
+PyMODINIT_FUNC PyInit__binding() {
+  return PyModule_Create(&torchops::binding::module_def);
+}

@@ -1,0 +1,474 @@
+"""The compiled binding of the typed API (torchops._binding, torchops/_fastpath.py).
+
+The suites of the contract run on both call paths (conftest.call_path); this file checks
+what is particular to the binding: that it is what torchops exports, with the signatures
+and docstrings of its twins in torchops/ops.py; that every call it does not take exactly
+as torch.ops would (a TorchFunctionMode, a __torch_function__ subclass) reaches its twin;
+that the dispatch keys below it (FakeTensorMode, make_fx, tracing, vmap, inference mode,
+version counters, torch.compile) see the same ops; threads; reference counts; and the
+torch.ops path when the binding is switched off or missing.
+"""
+import gc
+import inspect
+import subprocess
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+import torchops
+from torchops import _fastpath, ops as twins
+
+from conftest import make_tensor
+
+OPS = torch.ops.torchops
+TYPED_FUNCTIONS = ["bitshift", "bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_",
+                   "bitwise_right_shift_", "signbit"]
+
+
+def _x():
+    return make_tensor([-102, 64, -8, 1, 0, 127], torch.int8)
+
+
+def _counts():
+    return make_tensor([1, 3, 9, -1, 7, 2], torch.int8)
+
+
+def _floats():
+    return torch.tensor([-0.0, 0.0, -1.5, float("nan"), -float("inf"), 2.0])
+
+
+# Every form of every typed function: (name, call(x, counts, floats) -> result, the overload
+# it must reach).
+CALLS = [
+    ("bitshift tensor", lambda x, c, f: torchops.bitshift(x, c, "LEFT"), OPS.bitshift.default),
+    ("bitshift int", lambda x, c, f: torchops.bitshift(x, 3, "RIGHT", False), OPS.bitshift.Scalar),
+    ("bitshift out", lambda x, c, f: torchops.bitshift(x, c, "RIGHT", out=torch.empty_like(x)), OPS.bitshift.out),
+    ("bitshift int out", lambda x, c, f: torchops.bitshift(x, 70, "LEFT", out=torch.empty_like(x)),
+     OPS.bitshift.Scalar_out),
+    ("left", lambda x, c, f: torchops.bitwise_left_shift(x, c), OPS.bitshift.default),
+    ("right int", lambda x, c, f: torchops.bitwise_right_shift(x, 2, is_arithmetic=False), OPS.bitshift.Scalar),
+    ("right out", lambda x, c, f: torchops.bitwise_right_shift(x, c, False, out=torch.empty_like(x)),
+     OPS.bitshift.out),
+    ("left in place", lambda x, c, f: torchops.bitwise_left_shift_(x.clone(), c), OPS.bitshift_.default),
+    ("right in place int", lambda x, c, f: torchops.bitwise_right_shift_(x.clone(), 1), OPS.bitshift_.Scalar),
+    ("signbit", lambda x, c, f: torchops.signbit(f), OPS.signbit.default),
+    ("signbit out", lambda x, c, f: torchops.signbit(f, out=torch.empty_like(f, dtype=torch.bool)), OPS.signbit.out),
+]
+CALL_IDS = [name for name, _, _ in CALLS]
+
+
+def _eager(call):
+    """The answer on the torch.ops path, for comparison."""
+    with _fastpath.torch_ops_only():
+        return call(_x(), _counts(), _floats())
+
+
+# --------------------------------------------------------------------------
+# What torchops exports
+def test_torchops_exports_the_compiled_entries():
+    assert torchops.call_path() == "binding"
+    for name in TYPED_FUNCTIONS:
+        entry = getattr(torchops, name)
+        assert inspect.isbuiltin(entry), f"torchops.{name} is {entry!r}, not the compiled entry"
+        assert entry is _fastpath.FUNCTIONS[name]
+        assert entry.__module__ == "torchops" and entry.__name__ == name
+
+
+@pytest.mark.parametrize("name", TYPED_FUNCTIONS)
+def test_entries_have_their_twins_signature_and_docstring(name):
+    entry, twin = getattr(torchops, name), getattr(twins, name)
+    plain = inspect.signature(twin).replace(
+        parameters=[p.replace(annotation=inspect.Parameter.empty) for p in inspect.signature(twin).parameters.values()],
+        return_annotation=inspect.Signature.empty)
+    assert inspect.signature(entry) == plain
+    assert inspect.getdoc(entry) == inspect.getdoc(twin)
+
+
+def test_cpu_capability_and_call_path_are_exported():
+    assert {"call_path", "cpu_capability"} <= set(torchops.__all__)
+    assert torchops.call_path() in ("binding", "torch.ops")
+
+
+# --------------------------------------------------------------------------
+# Calls the binding leaves to torch.ops
+class RecordingMode(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.seen.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_a_torch_function_mode_sees_every_typed_call(name, call, overload):
+    with RecordingMode() as mode:
+        result = call(_x(), _counts(), _floats())
+    assert overload in mode.seen, mode.seen
+    assert torch.equal(result, _eager(call))
+
+
+class Tagged(torch.Tensor):
+    """A subclass with a __torch_function__ that records the ops it sees."""
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(func)
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_a_torch_function_subclass_is_honoured(name, call, overload):
+    Tagged.seen = []
+    result = call(_x().as_subclass(Tagged), _counts().as_subclass(Tagged), _floats().as_subclass(Tagged))
+    assert overload in Tagged.seen, Tagged.seen
+    assert torch.equal(result.as_subclass(torch.Tensor), _eager(call))
+
+
+def test_a_subclass_result_comes_back_unchanged():
+    class Answer(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "answered by the subclass"
+
+    x = _x().as_subclass(Answer)
+    assert torchops.bitshift(x, 1, "LEFT") == "answered by the subclass"
+    assert torchops.signbit(_floats(), out=torch.empty(6, dtype=torch.bool).as_subclass(Answer)) == \
+        "answered by the subclass"
+
+
+def test_parameters_are_plain_tensors():
+    # torch.nn.Parameter is Tensor as far as C++ is concerned (PyTorch's own bindings agree).
+    x = torch.nn.Parameter(_x(), requires_grad=False)
+    assert torch.equal(torchops.bitwise_left_shift(x, _counts()), _eager(CALLS[4][1]))
+
+
+# --------------------------------------------------------------------------
+# Dispatch keys below the binding
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_fake_tensor_mode(name, call, overload):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    expected = _eager(call)
+    with FakeTensorMode() as mode:
+        fake = call(mode.from_tensor(_x()), mode.from_tensor(_counts()), mode.from_tensor(_floats()))
+    assert (fake.shape, fake.dtype, fake.stride()) == (expected.shape, expected.dtype, expected.stride())
+
+
+def test_fake_tensor_mode_raises_the_eager_error():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        with pytest.raises(TypeError, match="torchops.bitshift: x must be an integer tensor"):
+            torchops.bitshift(mode.from_tensor(_floats()), 1, "LEFT")
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_make_fx_records_the_torchops_op(name, call, overload):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(call)(_x(), _counts(), _floats())
+    targets = [node.target for node in graph.graph.nodes if node.op == "call_function"]
+    assert overload in targets, targets
+    assert torch.equal(graph(_x(), _counts(), _floats()), _eager(call))
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_jit_trace_records_the_torchops_op(name, call, overload):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit.trace is deprecated in PyTorch 2.13
+        traced = torch.jit.trace(call, (_x(), _counts(), _floats()), check_trace=False)
+    assert f"torchops::{overload._schema.name.split('::')[1]}" in str(traced.graph), traced.graph
+    x, counts, floats = _x().flip(0), _counts().flip(0), _floats().flip(0)
+    with _fastpath.torch_ops_only():
+        expected = call(x, counts, floats)
+    assert torch.equal(traced(x, counts, floats), expected)
+
+
+def test_vmap():
+    x = torch.arange(-12, 12, dtype=torch.int32).reshape(4, 6)
+    counts = torch.arange(24, dtype=torch.int32).reshape(4, 6) % 35
+    floats = torch.linspace(-3, 3, 24).reshape(4, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch: no batching rule, so it loops over the batch
+        batched = torch.vmap(lambda a, b: torchops.bitwise_right_shift(a, b, is_arithmetic=False))(x, counts)
+        scalar = torch.vmap(lambda a: torchops.bitshift(a, 3, "LEFT"))(x)
+        sign = torch.vmap(torchops.signbit)(floats)
+    assert torch.equal(batched, torch.stack([torchops.bitwise_right_shift(a, b, False) for a, b in zip(x, counts)]))
+    assert torch.equal(scalar, torchops.bitshift(x, 3, "LEFT"))
+    assert torch.equal(sign, torch.signbit(floats))
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_inference_mode(name, call, overload):
+    expected = _eager(call)
+    with torch.inference_mode():
+        result = call(_x(), _counts(), _floats())
+    assert torch.equal(result, expected)
+    assert result.is_inference()  # made in the mode, as its x (in place) and out are
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+@pytest.mark.parametrize("write", ["in place", "in place int", "out", "out int", "signbit out"])
+def test_writing_an_inference_tensor_outside_inference_mode_is_refused_before_the_write(path, write):
+    with torch.inference_mode():
+        target = _x() if "signbit" not in write else torch.zeros(6, dtype=torch.bool)
+    before = target.clone()
+    counts = _counts()  # a normal tensor: the call reaches the ADInplaceOrView key too
+    calls = {
+        "in place": lambda: torchops.bitwise_left_shift_(target, counts),
+        "in place int": lambda: torchops.bitwise_left_shift_(target, 1),
+        "out": lambda: torchops.bitshift(_x(), counts, "LEFT", out=target),
+        "out int": lambda: torchops.bitshift(_x(), 1, "LEFT", out=target),
+        "signbit out": lambda: torchops.signbit(_floats(), out=target),
+    }
+    with _fastpath.torch_ops_only() if path == "torch.ops" else _no_switch():
+        with pytest.raises(RuntimeError, match="inference tensor.*torch.inference_mode"):
+            calls[write]()
+    assert torch.equal(target, before)
+
+
+def _no_switch():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+def test_writes_bump_the_version_counter_once(path):
+    x, counts, out, bools = _x(), _counts(), torch.empty(6, dtype=torch.int8), torch.empty(6, dtype=torch.bool)
+    view = x[1:]
+    with _fastpath.torch_ops_only() if path == "torch.ops" else _no_switch():
+        for write, written in [
+            (lambda: torchops.bitwise_left_shift_(x, counts), x),
+            (lambda: torchops.bitwise_right_shift_(x, 2), x),
+            (lambda: torchops.bitwise_left_shift_(view, 1), x),  # a view shares its base's counter
+            (lambda: torchops.bitshift(counts, counts, "LEFT", out=out), out),
+            (lambda: torchops.bitshift(counts, 3, "LEFT", out=out), out),
+            (lambda: torchops.signbit(_floats(), out=bools), bools),
+        ]:
+            versions = (x._version, counts._version, out._version, bools._version)
+            write()
+            after = (x._version, counts._version, out._version, bools._version)
+            bumped = [b - a for a, b in zip(versions, after)]
+            assert bumped == [int(written is t) for t in (x, counts, out, bools)]
+        functional = (x._version, counts._version)
+        torchops.bitshift(x, counts, "LEFT")
+        torchops.signbit(_floats())
+        assert (x._version, counts._version) == functional
+
+
+def test_autograd_sees_an_in_place_write_of_a_saved_tensor():
+    # signbit.out writes `out`; a float tensor saved for backward and then overwritten
+    # through a bool view is caught by its version counter, as with PyTorch's own ops.
+    base = torch.tensor([1.0, -2.0], requires_grad=True)
+    saved = base * 1.0
+    loss = (saved * saved).sum()  # saves `saved`
+    with torch.no_grad():
+        torchops.signbit(torch.tensor([-1.0, 1.0]), out=saved.view(torch.int32).view(torch.bool)[:2])
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+# --------------------------------------------------------------------------
+# torch.compile traces the twins: the graph holds the torchops ops, in one piece
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_sees_the_torchops_ops_without_a_graph_break(dynamic):
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def program(x, counts, floats):
+        return [call(x, counts, floats) for _, call, _ in CALLS]
+
+    compiled = torch.compile(program, backend=backend, fullgraph=True, dynamic=dynamic)
+    for size in (6, 6, 9):  # a second call of the same size reuses the graph
+        x, counts, floats = (_x().repeat(2)[:size], _counts().repeat(2)[:size], _floats().repeat(2)[:size])
+        if size != 6:
+            counts, floats = counts.flip(0), floats.flip(0)
+        with _fastpath.torch_ops_only():
+            expected = program(x, counts, floats)
+        got = compiled(x, counts, floats)
+        for a, e in zip(got, expected):
+            assert torch.equal(a, e)
+    assert 1 <= len(graphs) <= 2
+    targets = {node.target for node in graphs[0].graph.nodes if node.op == "call_function"}
+    assert {overload for _, _, overload in CALLS} <= targets, targets
+
+
+def test_import_torchops_does_not_import_dynamo_and_compile_still_works():
+    # torch._dynamo costs over a second to import: the twins are registered when it loads.
+    code = """if True:
+        import sys, warnings
+        import torch, torchops
+        assert "torch._dynamo" not in sys.modules, "import torchops imported torch._dynamo"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f = torch.compile(lambda x: torchops.bitwise_right_shift(x, 1, is_arithmetic=False), fullgraph=True,
+                              backend="eager")
+            x = torch.tensor([1, -2, 3], dtype=torch.int8)
+            assert f(x).tolist() == [0, 127, 1], f(x).tolist()
+        assert not [w for w in caught if "torchops" in str(w.message)], [str(w.message) for w in caught]
+        print("ok")
+    """
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+
+
+# --------------------------------------------------------------------------
+# Threads, reference counts, keywords
+def test_eight_threads_at_once():
+    rng = np.random.default_rng(8)
+    inputs = [(make_tensor(rng.integers(-2**31, 2**31, 4096).tolist(), torch.int32),
+               make_tensor(rng.integers(-3, 40, 4096).tolist(), torch.int32)) for _ in range(8)]
+    with _fastpath.torch_ops_only():
+        expected = [(torchops.bitwise_right_shift(x, c, False), torchops.signbit(x.float()), torchops.bitshift(x, 5, "LEFT"))
+                    for x, c in inputs]
+    failures, start = [], threading.Barrier(8)
+
+    def work(index):
+        x, c = inputs[index]
+        out = torch.empty_like(x)
+        start.wait()
+        for _ in range(300):
+            got = (torchops.bitwise_right_shift(x, c, False), torchops.signbit(x.float()),
+                   torchops.bitshift(x, 5, "LEFT", out=out))
+            if not all(torch.equal(a, e) for a, e in zip(got, expected[index])):
+                failures.append(index)
+                return
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def test_no_reference_is_leaked_or_lost():
+    x, counts, out, floats, bools = _x(), _counts(), torch.empty(6, dtype=torch.int8), _floats(), torch.empty(6, dtype=torch.bool)
+    direction = "".join(["LE", "FT"])  # not interned
+    calls = [
+        lambda: torchops.bitshift(x, counts, direction),
+        lambda: torchops.bitshift(x, counts, direction, out=out),
+        lambda: torchops.bitshift(x, 2**70, "RIGHT", False, out=out),
+        lambda: torchops.bitwise_left_shift_(x, 0),
+        lambda: torchops.signbit(floats, out=bools),
+        lambda: torchops.signbit(floats),
+    ]
+    failing = [
+        lambda: torchops.bitshift(floats, counts, "LEFT"),  # TypeError from the op
+        lambda: torchops.bitshift(x, counts, "UP", out=out),  # ValueError from the op
+        lambda: torchops.bitshift(x, 1.5, "LEFT"),  # TypeError from the twin
+    ]
+    objects = [x, counts, out, floats, bools, direction]
+    for call in calls + failing:  # warm up caches
+        try:
+            call()
+        except (TypeError, ValueError):
+            pass
+    gc.collect()
+    before = [sys.getrefcount(o) for o in objects]
+    for _ in range(1000):
+        for call in calls:
+            call()
+        for call in failing:
+            with pytest.raises((TypeError, ValueError)):
+                call()
+    gc.collect()
+    assert [sys.getrefcount(o) for o in objects] == before
+    assert torchops.bitshift(x, 1, "LEFT", out=out) is out
+    assert torchops.bitwise_right_shift_(x, 1) is x
+
+
+def test_every_argument_by_keyword_and_keywords_not_interned():
+    x, counts = _x(), _counts()
+    expected = _eager(CALLS[6][1])
+    out = torch.empty_like(x)
+    keywords = {"".join(["o", "ut"]): out, "".join(["is_", "arithmetic"]): False}
+    assert torchops.bitwise_right_shift(x=x, y=counts, **keywords) is out
+    assert torch.equal(out, expected)
+    assert torch.equal(torchops.bitshift(y=counts, direction="LEFT", x=x, arithmetic=True),
+                       twins.bitshift(x, counts, "LEFT"))
+    assert torch.equal(torchops.signbit(x=_floats()), torch.signbit(_floats()))
+    assert torch.equal(torchops.bitwise_left_shift(x, counts, name="ignored"), twins.bitwise_left_shift(x, counts))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: torchops.bitshift(x, 1, "LEFT", True, None), r"takes from 3 to 4 positional arguments"),
+    (lambda x: torchops.bitshift(x, 1, "LEFT", direction="LEFT"), r"multiple values for argument 'direction'"),
+    (lambda x: torchops.bitshift(x, 1, "LEFT", outt=x), r"unexpected keyword argument 'outt'"),
+    (lambda x: torchops.bitshift(x, 1), r"missing 1 required positional argument: 'direction'"),
+    (lambda x: torchops.signbit(), r"missing 1 required positional argument: 'x'"),
+    (lambda x: torchops.bitwise_left_shift_(x, 1, out=x), r"unexpected keyword argument 'out'"),
+], ids=["too many", "twice", "unknown", "missing", "signbit missing", "in place out"])
+def test_a_call_that_does_not_fit_the_signature_gets_pythons_type_error(call, message):
+    x = _x()
+    before = x.clone()
+    with pytest.raises(TypeError, match=message):
+        call(x)
+    assert torch.equal(x, before)
+
+
+def test_the_binding_resize_warning_is_a_python_warning():
+    out = torch.empty(2, dtype=torch.int8)
+    with pytest.warns(UserWarning, match="resized"):
+        torchops.bitshift(_x(), 1, "LEFT", out=out)
+    assert out.shape == (6,)
+
+
+# --------------------------------------------------------------------------
+# The torch.ops path: asked for, or without the binding
+def _run(code, **env):
+    import os
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, **env})
+    return result
+
+
+def test_torchops_call_path_environment_variable():
+    code = """if True:
+        import torch, torchops
+        assert torchops.call_path() == "torch.ops", torchops.call_path()
+        x = torch.tensor([-8], dtype=torch.int8)
+        assert torchops.bitwise_right_shift(x, 1, is_arithmetic=False).tolist() == [124]
+        print("ok")
+    """
+    result = _run(code, TORCHOPS_CALL_PATH="torch.ops")
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+    result = _run("import torchops", TORCHOPS_CALL_PATH="fast")
+    assert result.returncode != 0 and "TORCHOPS_CALL_PATH must be one of binding, torch.ops, got 'fast'" in result.stderr
+
+
+def test_without_the_binding_module_torchops_works_through_torch_ops():
+    code = """if True:
+        import importlib.abc, sys, warnings
+        class NoBinding(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "torchops._binding":
+                    raise ImportError("no torchops._binding in this test")
+        sys.meta_path.insert(0, NoBinding())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import torch, torchops
+        assert any("could not be loaded" in str(w.message) for w in caught), [str(w.message) for w in caught]
+        assert torchops.call_path() == "torch.ops"
+        assert torchops.bitshift is torchops.ops.bitshift
+        x = torch.tensor([-8], dtype=torch.int8)
+        assert torchops.bitwise_right_shift(x, 1, is_arithmetic=False).tolist() == [124]
+        assert torchops.signbit(torch.tensor([-0.0])).tolist() == [True]
+        print("ok")
+    """
+    result = _run(code)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr

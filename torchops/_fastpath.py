@@ -1,0 +1,85 @@
+"""The compiled entries of the typed API (the C extension ``torchops._binding``).
+
+Each public function of ``torchops.ops`` has a compiled entry of the same signature and
+docstring (binding/python_binding.cpp). The entry calls the operator through the dispatcher
+when every tensor argument is a plain ``torch.Tensor``, no TorchFunctionMode is active and
+the arguments are of the common kinds; every other call goes unchanged to the function in
+``torchops.ops``, its *twin*, which reaches the operator through ``torch.ops`` and owns the
+argument checks and messages. torch.compile traces the twin instead of the entry
+(``torch.compiler.substitute_in_graph``), so compiled graphs hold the same ``torchops::``
+ops as before.
+
+``FUNCTIONS`` maps each public name to what ``torchops`` exports: the entry, or the twin
+when the binding is missing or failed to load. ``TORCHOPS_CALL_PATH=torch.ops`` sends every
+call of the entries to their twins (to rule the binding out when chasing a bug).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Callable, Iterator
+
+from torchops import _on_import, ops
+
+_NAMES = ("bitshift", "bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_", "bitwise_right_shift_",
+          "signbit")
+_TWINS: dict[str, Callable] = {name: getattr(ops, name) for name in _NAMES}
+
+_CALL_PATHS = ("binding", "torch.ops")
+_requested = os.environ.get("TORCHOPS_CALL_PATH", "binding")
+if _requested not in _CALL_PATHS:
+    raise ImportError(f"torchops: TORCHOPS_CALL_PATH must be one of {', '.join(_CALL_PATHS)}, got {_requested!r}")
+
+
+def _load() -> tuple[object | None, dict[str, Callable]]:
+    """The binding module and the functions to export; (None, twins) without it."""
+    try:
+        from torchops import _binding
+    except ImportError as error:
+        warnings.warn(
+            f"torchops: the compiled binding torchops._binding could not be loaded ({error}); "
+            "the typed API calls the operators through torch.ops, about 1 us slower per call. "
+            "Rebuild with `pip install --no-build-isolation -e .`",
+            stacklevel=3,
+        )
+        return None, dict(_TWINS)
+    return _binding, _binding._connect(_TWINS)
+
+
+_binding, FUNCTIONS = _load()
+if _binding is not None and _requested == "torch.ops":
+    _binding._use_torch_ops(True)
+
+
+def call_path() -> str:
+    """How the typed API reaches the operators: ``"binding"`` (the compiled entries; calls
+    with tensor subclasses or under a TorchFunctionMode still go through ``torch.ops``) or
+    ``"torch.ops"`` (the binding is missing, or ``TORCHOPS_CALL_PATH=torch.ops`` is set)."""
+    return "binding" if _binding is not None and not _binding._using_torch_ops() else "torch.ops"
+
+
+@contextlib.contextmanager
+def torch_ops_only() -> Iterator[None]:
+    """Within the block, every call of the compiled entries goes to its twin (tests)."""
+    if _binding is None:
+        yield
+        return
+    before = _binding._use_torch_ops(True)
+    try:
+        yield
+    finally:
+        _binding._use_torch_ops(before)
+
+
+def _substitute_in_graph() -> None:
+    """Gives torch.compile the twin of every entry to trace (the entries are C functions)."""
+    import torch
+
+    for name, entry in FUNCTIONS.items():
+        torch.compiler.substitute_in_graph(entry)(_TWINS[name])
+
+
+if _binding is not None:
+    # Importing torch._dynamo costs more than a second, so wait for whoever needs it.
+    _on_import.call_when_imported("torch._dynamo", _substitute_in_graph, "the compiled entries' graph twins")
