@@ -23,8 +23,8 @@
 
 #include <array>
 #include <atomic>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "op_handles.h"
@@ -273,6 +273,11 @@ std::string text_signature(const Function& function) {
 PyObject* connect(PyObject* /*module*/, PyObject* twins) {
   if (!PyDict_Check(twins)) {
     PyErr_SetString(PyExc_TypeError, "torchops._binding._connect: expected a dict of the typed API's functions");
+    return nullptr;
+  }
+  if (PyDict_Size(twins) != kFunctionCount) {
+    PyErr_Format(PyExc_KeyError, "torchops._binding._connect: expected twins for the %d typed functions, got %zd",
+                 kFunctionCount, PyDict_Size(twins));
     return nullptr;
   }
   const auto entries = make_entries(std::make_integer_sequence<int, kFunctionCount>{});

@@ -22,9 +22,8 @@ from collections.abc import Callable, Iterator
 
 from torchops import _on_import, ops
 
-_NAMES = ("bitshift", "bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_", "bitwise_right_shift_",
-          "signbit")
-_TWINS: dict[str, Callable] = {name: getattr(ops, name) for name in _NAMES}
+# Every typed function of ops.py (the binding checks that it has an entry for each, and no other).
+_TWINS: dict[str, Callable] = {name: getattr(ops, name) for name in ops.__all__ if name != "cpu_capability"}
 
 _CALL_PATHS = ("binding", "torch.ops")
 _requested = os.environ.get("TORCHOPS_CALL_PATH", "binding")

@@ -107,46 +107,47 @@ bool streams_row(bool streaming, const RowOperand& out, int64_t n) {
 // ---------------------------------------------------------------------------------------
 // Contiguous operands of one shape and dtype, without TensorIterator.
 //
-// In the common case (x, the count and out contiguous, of one shape and dtype)
-// TensorIterator would decide what is decided here directly: a contiguous output of that
-// shape, no conversion, every element in one row, split across threads by its grain. Its
-// set-up is most of the cost of a small call, so these cases skip it; every other case,
-// and every error, goes through it.
+// In the common case (x, the count and out contiguous, of one shape and dtype) of a call
+// that runs on one thread (csrc/ops/parallel.h), TensorIterator would decide what is
+// decided here directly: a contiguous output of that shape, no conversion, every element
+// in one row. Its set-up is most of the cost of a small call, so these calls skip it; every
+// other call, and every error, goes through it.
 
 bool contiguous_as(const at::Tensor& tensor, at::IntArrayRef sizes, at::ScalarType dtype) {
   return tensor.scalar_type() == dtype && tensor.is_contiguous() && tensor.sizes().equals(sizes);
 }
 
-// An output may share memory with an input only by being it (in place, out=x), as
-// TensorIterator allows; a partial (or unknown) overlap goes to TensorIterator, which refuses it.
-bool overlaps_at_most_fully(const at::Tensor& out, const at::Tensor& input) {
-  const at::MemOverlapStatus status = at::get_overlap_status(out, input);
-  return status == at::MemOverlapStatus::No || status == at::MemOverlapStatus::Full;
-}
-
-at::Tensor new_contiguous_like(const at::Tensor& x, at::ScalarType dtype) {
-  return at::detail::empty_cpu(x.sizes(), dtype);
+// Whether x and the count (nullptr: a Python-int count) take the direct path, into a new
+// output or into `out` (nullptr: a new one; x itself in place).
+bool direct(const at::Tensor& x, const at::Tensor* count, const at::Tensor* out, at::ScalarType dtype) {
+  if (!contiguous_as(x, x.sizes(), dtype) || !runs_on_calling_thread(x.numel())) return false;
+  if (count != nullptr && !contiguous_as(*count, x.sizes(), dtype)) return false;
+  if (out == nullptr) return true;
+  // An output may share memory with an input only by being it (in place, out=x), as
+  // TensorIterator allows; a partial (or unknown) overlap goes to TensorIterator, which refuses it.
+  auto at_most_full = [&](const at::Tensor& input) {
+    const at::MemOverlapStatus status = at::get_overlap_status(*out, input);
+    return status == at::MemOverlapStatus::No || status == at::MemOverlapStatus::Full;
+  };
+  return contiguous_as(*out, x.sizes(), dtype) && at_most_full(x) && (count == nullptr || at_most_full(*count));
 }
 
 // out = x shifted by count (a tensor of x's shape, or nullptr with `scalar` the count).
 void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, const at::Tensor* count,
                       uint64_t scalar) {
   const int64_t width = x.element_size();
+  const int64_t n = x.numel();
   const KernelTable& kernels = active_kernels();
-  const char* x_data = static_cast<const char*>(x.const_data_ptr());
-  const char* count_data = count != nullptr ? static_cast<const char*>(count->const_data_ptr()) : nullptr;
-  char* out_data = static_cast<char*>(out.data_ptr());
-  const bool streaming =
-      use_streaming_stores(out.numel() * width, out_data == x_data || (count_data != nullptr && out_data == count_data));
-  for_each_range(out.numel(), [&](int64_t begin, int64_t end) {
-    const int64_t n = end - begin;
-    const bool streams = streaming && n * width >= kStreamingMinRowBytes;
-    if (count_data != nullptr) {
-      kernels.shift(op, width, x_data + begin * width, count_data + begin * width, out_data + begin * width, n, streams);
-    } else {
-      kernels.shift_by_scalar(op, width, x_data + begin * width, scalar, out_data + begin * width, n, streams);
-    }
-  });
+  const void* x_data = x.const_data_ptr();
+  void* out_data = out.data_ptr();
+  const bool streams = use_streaming_stores(n * width, out_data == x_data || (count != nullptr &&
+                                                                             out_data == count->const_data_ptr())) &&
+                       n * width >= kStreamingMinRowBytes;
+  if (count != nullptr) {
+    kernels.shift(op, width, x_data, count->const_data_ptr(), out_data, n, streams);
+  } else {
+    kernels.shift_by_scalar(op, width, x_data, scalar, out_data, n, streams);
+  }
 }
 
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
@@ -224,8 +225,8 @@ at::TensorIterator scalar_count_iter(const at::Tensor& out, const at::Tensor& x,
 at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
-  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype)) {
-    at::Tensor out = new_contiguous_like(x, dtype);
+  if (direct(x, &y, nullptr, dtype)) {
+    at::Tensor out = at::detail::empty_cpu(x.sizes(), dtype);
     shift_contiguous(op, out, x, &y, 0);
     return out;
   }
@@ -242,8 +243,7 @@ void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   check_out_dtype(kOp, out, dtype);
   check_writable(kOp, "out", out);
-  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype) &&
-      contiguous_as(out, x.sizes(), dtype) && overlaps_at_most_fully(out, x) && overlaps_at_most_fully(out, y)) {
+  if (direct(x, &y, &out, dtype)) {
     shift_contiguous(op, out, x, &y, 0);
     return;
   }
@@ -259,7 +259,7 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
               dtype_name(x.scalar_type()), " and y ", dtype_name(y.scalar_type()), ") differs from x's dtype ",
               dtype_name(x.scalar_type()), "; an in-place shift cannot change x's dtype");
   check_writable(kInplaceOp, "x", x);
-  if (contiguous_as(x, x.sizes(), dtype) && contiguous_as(y, x.sizes(), dtype) && overlaps_at_most_fully(x, y)) {
+  if (direct(x, &y, &x, dtype)) {
     shift_contiguous(op, x, x, &y, 0);
     return;
   }
@@ -274,8 +274,8 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
   check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
-  if (contiguous_as(x, x.sizes(), x.scalar_type())) {
-    at::Tensor out = new_contiguous_like(x, x.scalar_type());
+  if (direct(x, nullptr, nullptr, x.scalar_type())) {
+    at::Tensor out = at::detail::empty_cpu(x.sizes(), x.scalar_type());
     shift_contiguous(op, out, x, nullptr, count);
     return out;
   }
@@ -292,8 +292,7 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
   const uint64_t count = scalar_count(kOp, y);
   check_out_dtype(kOp, out, x.scalar_type());
   check_writable(kOp, "out", out);
-  if (contiguous_as(x, x.sizes(), x.scalar_type()) && contiguous_as(out, x.sizes(), x.scalar_type()) &&
-      overlaps_at_most_fully(out, x)) {
+  if (direct(x, nullptr, &out, x.scalar_type())) {
     shift_contiguous(op, out, x, nullptr, count);
     return;
   }
@@ -307,7 +306,7 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kInplaceOp, y);
   check_writable(kInplaceOp, "x", x);
-  if (contiguous_as(x, x.sizes(), x.scalar_type())) {
+  if (direct(x, nullptr, &x, x.scalar_type())) {
     shift_contiguous(op, x, x, nullptr, count);
     return;
   }

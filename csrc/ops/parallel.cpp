@@ -1,5 +1,7 @@
 #include "ops/parallel.h"
 
+#include <ATen/Parallel.h>
+
 #include <pthread.h>
 
 #include <atomic>
@@ -16,16 +18,16 @@ void mark_forked_child() { forked_child.store(true, std::memory_order_relaxed); 
 
 }  // namespace
 
-bool in_forked_child() {
-  return forked_child.load(std::memory_order_relaxed);
-}
-
 void for_each_row(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
-  if (in_forked_child()) {
+  if (forked_child.load(std::memory_order_relaxed)) {
     iter.serial_for_each(loop, {0, iter.numel()});
   } else {
     iter.for_each(loop);
   }
+}
+
+bool runs_on_calling_thread(int64_t n) {
+  return n < at::internal::GRAIN_SIZE || at::get_num_threads() == 1;
 }
 
 }  // namespace torchops

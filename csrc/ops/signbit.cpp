@@ -66,26 +66,25 @@ void signbit_loop(at::TensorIteratorBase& iter) {
   });
 }
 
-// A contiguous x (and out) without TensorIterator, which would decide the same (a contiguous
-// bool output of x's shape, one row split by its grain); see csrc/ops/bitshift.cpp.
+// A contiguous x (and out) of a call that runs on one thread, without TensorIterator, which
+// would decide the same (a contiguous bool output of x's shape, one row); see
+// csrc/ops/bitshift.cpp.
+bool direct(const at::Tensor& x) {
+  return x.is_contiguous() && runs_on_calling_thread(x.numel());
+}
+
 void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
-  const int64_t width = x.element_size();
-  const bool read_top_bit = sign_in_top_bit(x.scalar_type());
-  const KernelTable& kernels = active_kernels();
-  const char* x_data = static_cast<const char*>(x.const_data_ptr());
   bool* out_data = out.data_ptr<bool>();
-  for_each_range(x.numel(), [&](int64_t begin, int64_t end) {
-    if (read_top_bit) {
-      kernels.signbit(width, x_data + begin * width, out_data + begin, end - begin);
-    } else {
-      std::memset(out_data + begin, 0, (end - begin) * sizeof(bool));
-    }
-  });
+  if (sign_in_top_bit(x.scalar_type())) {
+    active_kernels().signbit(x.element_size(), x.const_data_ptr(), out_data, x.numel());
+  } else {
+    std::memset(out_data, 0, x.numel() * sizeof(bool));
+  }
 }
 
 at::Tensor signbit_cpu(const at::Tensor& x) {
   check_signbit_input(x);
-  if (x.is_contiguous()) {
+  if (direct(x)) {
     at::Tensor out = at::detail::empty_cpu(x.sizes(), at::kBool);
     signbit_contiguous(out, x);
     return out;
@@ -102,7 +101,7 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
               " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
   check_writable(kOp, "out", out);
-  if (x.is_contiguous() && out.is_contiguous() && out.sizes().equals(x.sizes())) {
+  if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes())) {
     const at::MemOverlapStatus overlap = at::get_overlap_status(out, x);
     if (overlap == at::MemOverlapStatus::No || overlap == at::MemOverlapStatus::Full) {
       signbit_contiguous(out, x);
