@@ -1,12 +1,14 @@
-"""Side-by-side benchmark of torchops (issue 3).
+"""Side-by-side benchmark of torchops.
 
-    .venv/bin/python benchmarks/bench.py [--quick] [--out-dir DIR]   (DIR: benchmarks/results, or .../results/quick)
+    .venv/bin/python benchmarks/bench.py [--quick] [--out-dir DIR] [--baseline OLD/results.json]
+    (DIR: benchmarks/results, or .../results/quick)
 
 Every case runs torchops and its peers in one process, alternating between them inside each
 repetition, each writing into its own preallocated output (out=):
 
   torchops     torchops.bitshift(x, y, direction, arithmetic, out=) / torchops.signbit(x, out=)
-  torchops.op  the registered overload called directly (sizes <= 1K only: shows the Python layer's cost)
+               (the typed API: its compiled binding where torchops has it)
+  torchops.op  the registered overload through torch.ops (sizes <= 1K only: shows the binding's gain)
   torch        torch.bitwise_left_shift / bitwise_right_shift / signbit (out=); for a logical
                right shift of a signed dtype, the fastest PyTorch composite we know (see
                torch_logical_right_shift); none for uint16/32/64 (PyTorch has no shifts for them)
@@ -19,7 +21,11 @@ Before timing, each case checks once that every peer's output equals torchops's,
 answer is never timed. Times are medians over repetitions; a repetition runs every contender
 once, in an order that rotates from one repetition to the next, so drift and noise from other
 processes on the machine hit all contenders alike. Results: a table on stdout, results.md,
-results.csv, results.json and speedup.png in --out-dir, and a TARGETS section (issue 3's goals).
+results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: the kernel
+targets (vector kernels against PyTorch, NumPy and memory bandwidth) and the call-path targets
+(small and mid-size calls against PyTorch and NumPy). With --baseline, every case is also set
+against the same case of an earlier run (its results.json), as ratios to PyTorch measured in
+each run, so the two runs' machine load cancels out.
 """
 from __future__ import annotations
 
@@ -44,7 +50,8 @@ import torch
 import torchops
 
 K, M = 1 << 10, 1 << 20
-SIZES = [1, 64, K, 16 * K, 64 * K, 256 * K, M, 4 * M, 16 * M]
+SIZES = [1, 64, K, 4 * K, 16 * K, 64 * K, 256 * K, M, 4 * M, 16 * M]
+CALL_PATH_SIZES = [K, 16 * K, 64 * K, 256 * K, M]  # where the call-path targets are set
 MID_SIZES = [1, K, 64 * K, M, 16 * M]  # for the side sweeps (operand kinds, 1 thread, other levels)
 QUICK_SIZES = [1, K, 64 * K, M, 16 * M]
 HUGE = 64 * M  # full mode only, a few key cases
@@ -118,7 +125,15 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
     add(["left", "right_logical"], [torch.int8], [HUGE])
     add(["right"], [torch.int32], [HUGE])
     add(["signbit"], [torch.float32, torch.int8], [HUGE])
-    return cases
+    # The call-path targets: tensor and Python-int counts of every dtype at 1K-1M; at 1
+    # thread and at the other vector level, the dtypes PyTorch shifts and one NumPy-only one.
+    add(SHIFT_OPS, SHIFT_DTYPES, CALL_PATH_SIZES, operands=("scalar",))
+    vector_levels = [name for name in other_levels if name != "default"]
+    torch_dtypes = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint32]
+    if all_threads > 1:
+        add(SHIFT_OPS, torch_dtypes, CALL_PATH_SIZES, operands=("tensor", "scalar"), threads=(1,))
+    add(SHIFT_OPS, torch_dtypes, CALL_PATH_SIZES, operands=("tensor", "scalar"), levels=vector_levels)
+    return list(dict.fromkeys(cases))  # each case once, in the order first listed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,9 +553,14 @@ def case_name(row: dict) -> str:
 
 
 def evaluate_targets(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(PASS|MISS|NOT MEASURED, target, detail) for each of issue 3's targets."""
+    """(PASS|MISS|NOT MEASURED, target, detail) for each target: the kernel targets, then the
+    call-path targets."""
     timed = [r for r in rows if "torchops_us" in r]
     builtin = [r for r in timed if r["torch_peer"] == "builtin"]
+    shifts = ("tensor", "scalar")
+    # The call-path targets are set for the vector levels: at the portable level the loop,
+    # not the call, decides (it has no vector variable shifts).
+    call_path = [r for r in timed if r["level"] != "default"]
     targets = [
         ("every shift and signbit case >= 1.0x PyTorch builtin from 64K elements",
          [r for r in builtin if r["size"] >= 64 * K], "x_torch", 1.0),
@@ -555,6 +575,14 @@ def evaluate_targets(rows: list[dict]) -> list[tuple[str, str, str]]:
         ("uint16/32/64 shifts faster than NumPy",
          [r for r in timed if r["dtype"] in ("uint16", "uint32", "uint64")], "x_numpy", 1.0),
         ("stretch: >= 64M elements >= 1.2x PyTorch builtin", [r for r in builtin if r["size"] >= HUGE], "x_torch", 1.2),
+        ("call path (vector levels): a 1-element out= call takes at most PyTorch builtin's time",
+         [r for r in call_path if r["torch_peer"] == "builtin" and r["size"] == 1], "x_torch", 1.0),
+        ("call path (vector levels): tensor- and Python-int-count shifts at 1K-1M >= 1.0x PyTorch builtin",
+         [r for r in call_path if r["torch_peer"] == "builtin" and r["size"] in CALL_PATH_SIZES
+          and r["operands"] in shifts], "x_torch", 1.0),
+        ("call path (vector levels): uint16/32/64 shifts >= 1.0x NumPy from 4K",
+         [r for r in call_path if r["dtype"] in ("uint16", "uint32", "uint64") and r["size"] >= 4 * K
+          and r["operands"] in shifts], "x_numpy", 1.0),
     ]
     results = []
     for title, selected, key, threshold in targets:
@@ -580,6 +608,44 @@ def evaluate_targets(rows: list[dict]) -> list[tuple[str, str, str]]:
     return results
 
 
+NOISE = 0.9  # ratios near 1 vary by about 10% between runs on this shared 2-core machine
+
+
+def baseline_text(rows: list[dict], baseline_path: str) -> str:
+    """Each case against the same case of an earlier run (its results.json): torchops's
+    speed-up over PyTorch (where PyTorch has no op, over NumPy; for neither, over the
+    bandwidth reference) now, divided by the same speed-up then. Both speed-ups are ratios
+    measured within one process, so the machine's load on either day cancels out; < 1
+    means torchops lost ground."""
+    with open(baseline_path) as handle:
+        old = json.load(handle)
+
+    def key(row):
+        return row["op"], row["dtype"], row["size"], row["operands"], row["threads"], row["level"]
+
+    then = {key(r): r for r in old["rows"] if "torchops_us" in r and not r["cores_busy"]}
+    compared = []
+    for row in rows:
+        before = then.get(key(row))
+        if before is None or "torchops_us" not in row or row["cores_busy"]:
+            continue
+        peer = next(p for p in ("x_torch", "x_numpy", "x_bandwidth") if p in row and p in before)
+        compared.append((row[peer] / before[peer], peer, row))
+    if not compared:
+        return f"BASELINE ({baseline_path}): no case in common"
+    compared.sort(key=lambda item: item[0])
+    slower = [item for item in compared if item[0] < NOISE]
+    ratios = [ratio for ratio, _, _ in compared]
+    lines = [f"BASELINE: {len(compared)} cases set against the same cases of {baseline_path} "
+             f"(torchops source {old['machine'].get('torchops source', '?')}); speed-up now / speed-up then: "
+             f"median {statistics.median(ratios):.2f}, lowest {ratios[0]:.2f}, highest {ratios[-1]:.2f}; "
+             f"{len(slower)} below {NOISE} (the noise of one run)"]
+    for ratio, peer, row in slower[:12]:
+        lines.append(f"  {ratio:.2f}  {case_name(row)}  ({peer} now {row[peer]:.2f}, then "
+                     f"{then[key(row)][peer]:.2f})")
+    return "\n".join(lines)
+
+
 def targets_text(rows: list[dict], levels: list[str]) -> str:
     lines = ["TARGETS (ratios of median times; > 1 means torchops is faster; "
              "'1-element <= 2x time' is checked as x_torch >= 0.5)"]
@@ -601,8 +667,9 @@ def targets_text(rows: list[dict], levels: list[str]) -> str:
 def source_version() -> str:
     """The commit measured (with '+changes' when the work tree differs from it)."""
     def git(*args):
+        # the checkout of the torchops being measured (PYTHONPATH may name another one)
         return subprocess.run(["git", *args], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+                              cwd=os.path.dirname(os.path.abspath(torchops.__file__))).stdout.strip()
     try:
         commit = git("rev-parse", "--short", "HEAD")
         return (commit + (" +changes" if git("status", "--porcelain", "--untracked-files=no") else "")) or "unknown"
@@ -660,7 +727,7 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     for axis in axes[1]:
         axis.set_xlabel("elements")
     figure.suptitle(f"torchops vs PyTorch (level {level}, {threads} threads, "
-                    "tensor count, contiguous; dashed: issue 3 target)")
+                    "tensor count, contiguous; dashed: the kernel target)")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -733,15 +800,36 @@ Produced by `benchmarks/bench.py{' --quick' if mode == 'quick' else ''}` in {wal
 """)
 
 
+def report_again(out_dir: str, baseline: str | None) -> None:
+    with open(os.path.join(out_dir, "results.json")) as handle:
+        saved = json.load(handle)
+    rows, info = saved["rows"], saved["machine"]
+    level = info["torchops level"]
+    levels = info["levels measured"].split(", ")
+    targets = targets_text(rows, [level] + [name for name in levels if name != level])
+    if baseline:
+        targets += "\n\n" + baseline_text(rows, baseline)
+    print(targets)
+    write_results(rows, info, targets, out_dir, saved["mode"], saved["wall_seconds"])
+    print("\n" + plot(rows, level, info["torch threads"], os.path.join(out_dir, "speedup.png")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a handful of sizes and dtypes, well under a minute")
     parser.add_argument("--out-dir", help="default: benchmarks/results (--quick: benchmarks/results/quick, "
                                           "so a demo run does not overwrite the full results)")
+    parser.add_argument("--baseline", help="an earlier run's results.json: every case in both is compared")
+    parser.add_argument("--report-only", action="store_true",
+                        help="measure nothing: rewrite results.md and the plot from --out-dir's results.json "
+                             "(after a change to the targets)")
     args = parser.parse_args()
     if args.out_dir is None:
         results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
         args.out_dir = os.path.join(results, "quick") if args.quick else results
+    if args.report_only:
+        report_again(args.out_dir, args.baseline)
+        return
 
     start = time.time()
     load_at_start = os.getloadavg()[0]
@@ -774,6 +862,8 @@ def main() -> None:
     # Other processes on the machine slow the multi-threaded calls most (a thread waits for a core).
     info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
     targets = targets_text(rows, [level] + other_levels)
+    if args.baseline:
+        targets += "\n\n" + baseline_text(rows, args.baseline)
     print()
     print(text_table(rows))
     print("IQR: noise of torchops's samples; *: measured while another process held a core (left out of TARGETS); "
