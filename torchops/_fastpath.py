@@ -38,7 +38,7 @@ def _load() -> tuple[object | None, dict[str, Callable]]:
     except ImportError as error:
         warnings.warn(
             f"torchops: the compiled binding torchops._binding could not be loaded ({error}); "
-            "the typed API calls the operators through torch.ops, about 1 us slower per call. "
+            "the typed API calls the operators through torch.ops, about 2 us slower per call. "
             "Rebuild with `pip install --no-build-isolation -e .`",
             stacklevel=3,
         )

@@ -140,9 +140,10 @@ void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, co
   const KernelTable& kernels = active_kernels();
   const void* x_data = x.const_data_ptr();
   void* out_data = out.data_ptr();
-  const bool streams = use_streaming_stores(n * width, out_data == x_data || (count != nullptr &&
-                                                                             out_data == count->const_data_ptr())) &&
-                       n * width >= kStreamingMinRowBytes;
+  const bool out_is_an_input = out_data == x_data || (count != nullptr && out_data == count->const_data_ptr());
+  // The whole output is one contiguous row.
+  const bool streams = streams_row(use_streaming_stores(n * width, out_is_an_input),
+                                   RowOperand{static_cast<char*>(out_data), width, width}, n);
   if (count != nullptr) {
     kernels.shift(op, width, x_data, count->const_data_ptr(), out_data, n, streams);
   } else {
