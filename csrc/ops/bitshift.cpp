@@ -137,6 +137,7 @@ void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, co
                       uint64_t scalar) {
   const int64_t width = x.element_size();
   const int64_t n = x.numel();
+  if (n == 0) return;  // an empty tensor's data may be null, which no kernel may be handed
   const KernelTable& kernels = active_kernels();
   const void* x_data = x.const_data_ptr();
   void* out_data = out.data_ptr();

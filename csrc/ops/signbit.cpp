@@ -74,6 +74,7 @@ bool direct(const at::Tensor& x) {
 }
 
 void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
+  if (x.numel() == 0) return;  // an empty tensor's data may be null, which no kernel may be handed
   bool* out_data = out.data_ptr<bool>();
   if (sign_in_top_bit(x.scalar_type())) {
     active_kernels().signbit(x.element_size(), x.const_data_ptr(), out_data, x.numel());
