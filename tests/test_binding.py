@@ -8,6 +8,7 @@ that the dispatch keys below it (FakeTensorMode, make_fx, tracing, vmap, inferen
 version counters, torch.compile) see the same ops; threads; reference counts; and the
 torch.ops path when the binding is switched off or missing.
 """
+import contextlib
 import gc
 import inspect
 import subprocess
@@ -215,6 +216,11 @@ def test_inference_mode(name, call, overload):
     assert result.is_inference()  # made in the mode, as its x (in place) and out are
 
 
+def _on(path):
+    """Runs the block on `path`: the binding, or every call sent to the torch.ops twins."""
+    return _fastpath.torch_ops_only() if path == "torch.ops" else contextlib.nullcontext()
+
+
 @pytest.mark.parametrize("path", ["binding", "torch.ops"])
 @pytest.mark.parametrize("write", ["in place", "in place int", "out", "out int", "signbit out"])
 def test_writing_an_inference_tensor_outside_inference_mode_is_refused_before_the_write(path, write):
@@ -229,23 +235,17 @@ def test_writing_an_inference_tensor_outside_inference_mode_is_refused_before_th
         "out int": lambda: torchops.bitshift(_x(), 1, "LEFT", out=target),
         "signbit out": lambda: torchops.signbit(_floats(), out=target),
     }
-    with _fastpath.torch_ops_only() if path == "torch.ops" else _no_switch():
+    with _on(path):
         with pytest.raises(RuntimeError, match="inference tensor.*torch.inference_mode"):
             calls[write]()
     assert torch.equal(target, before)
-
-
-def _no_switch():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 @pytest.mark.parametrize("path", ["binding", "torch.ops"])
 def test_writes_bump_the_version_counter_once(path):
     x, counts, out, bools = _x(), _counts(), torch.empty(6, dtype=torch.int8), torch.empty(6, dtype=torch.bool)
     view = x[1:]
-    with _fastpath.torch_ops_only() if path == "torch.ops" else _no_switch():
+    with _on(path):
         for write, written in [
             (lambda: torchops.bitwise_left_shift_(x, counts), x),
             (lambda: torchops.bitwise_right_shift_(x, 2), x),
