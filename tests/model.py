@@ -1,4 +1,4 @@
-"""A plain-Python model of the torchops contract (/work/notes/contract.md).
+"""A plain-Python model of the torchops contract (docs/semantics.md).
 
 Everything here works on Python ints (arbitrary precision, so there is no
 overflow to reason about) or on raw bit patterns read through NumPy.  It never

@@ -1,4 +1,5 @@
-"""Every worked example in the seed documents (/work/shared/seeds/) and the
+"""Every worked example in the documents the contract comes from (ONNX BitShift
+version 28, Paddle's shift RFC, pypto's signbit; docs/semantics.md section 8) and the
 contract, with the expected values written out as the documents give them.
 
 Each example is checked against torchops through every entry point and also
