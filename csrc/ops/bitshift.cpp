@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
@@ -123,13 +122,8 @@ bool direct(const at::Tensor& x, const at::Tensor* count, const at::Tensor* out,
   if (!contiguous_as(x, x.sizes(), dtype) || !runs_on_calling_thread(x.numel())) return false;
   if (count != nullptr && !contiguous_as(*count, x.sizes(), dtype)) return false;
   if (out == nullptr) return true;
-  // An output may share memory with an input only by being it (in place, out=x), as
-  // TensorIterator allows; a partial (or unknown) overlap goes to TensorIterator, which refuses it.
-  auto at_most_full = [&](const at::Tensor& input) {
-    const at::MemOverlapStatus status = at::get_overlap_status(*out, input);
-    return status == at::MemOverlapStatus::No || status == at::MemOverlapStatus::Full;
-  };
-  return contiguous_as(*out, x.sizes(), dtype) && at_most_full(x) && (count == nullptr || at_most_full(*count));
+  return contiguous_as(*out, x.sizes(), dtype) && overlaps_at_most_fully(*out, x) &&
+         (count == nullptr || overlaps_at_most_fully(*out, *count));
 }
 
 // out = x shifted by count (a tensor of x's shape, or nullptr with `scalar` the count).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <algorithm>
 #include <cstring>
@@ -35,6 +36,14 @@ inline void check_writable(const char* op_name, const char* arg, const at::Tenso
   TORCH_CHECK(!tensor.is_inference() || c10::InferenceMode::is_enabled(), op_name, ": ", arg,
               " is an inference tensor, which cannot be written outside torch.inference_mode() (PyTorch's rule: "
               "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
+}
+
+// Whether `out` may be written by a loop that skips TensorIterator: it may share memory
+// with an input only by being it (in place, out=x), as TensorIterator allows; a partial
+// (or undecidable) overlap is left to TensorIterator, which refuses it.
+inline bool overlaps_at_most_fully(const at::Tensor& out, const at::Tensor& input) {
+  const at::MemOverlapStatus status = at::get_overlap_status(out, input);
+  return status == at::MemOverlapStatus::No || status == at::MemOverlapStatus::Full;
 }
 
 // One operand of one row of a TensorIterator loop.

@@ -2,7 +2,6 @@
 // into the kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
@@ -46,21 +45,24 @@ at::TensorIterator signbit_iter(const at::Tensor& out, const at::Tensor& x) {
       .build();
 }
 
+// out[i] = the sign bit of x[i], for n contiguous elements of `dtype` (n > 0).
+void write_signbits(at::ScalarType dtype, int64_t width, const void* x, bool* out, int64_t n) {
+  if (sign_in_top_bit(dtype)) {
+    active_kernels().signbit(width, x, out, n);
+  } else {  // unsigned or bool: never negative
+    std::memset(out, 0, n * sizeof(bool));
+  }
+}
+
 void signbit_loop(at::TensorIteratorBase& iter) {
   const at::ScalarType dtype = iter.input_dtype(0);
   const int64_t width = iter.element_size(1);
-  const bool read_top_bit = sign_in_top_bit(dtype);  // else unsigned or bool: never negative
-  const KernelTable& kernels = active_kernels();
   for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
       const RowOperand out{data[0] + r * strides[2], strides[0], sizeof(bool)};
       const RowOperand x{data[1] + r * strides[3], strides[1], width};
       run_row<1>([&](const void* const* in, void* o, int64_t len) {
-        if (read_top_bit) {
-          kernels.signbit(width, in[0], static_cast<bool*>(o), len);
-        } else {
-          std::memset(o, 0, len * sizeof(bool));
-        }
+        write_signbits(dtype, width, in[0], static_cast<bool*>(o), len);
       }, out, {x}, n);
     }
   });
@@ -75,12 +77,7 @@ bool direct(const at::Tensor& x) {
 
 void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
   if (x.numel() == 0) return;  // an empty tensor's data may be null, which no kernel may be handed
-  bool* out_data = out.data_ptr<bool>();
-  if (sign_in_top_bit(x.scalar_type())) {
-    active_kernels().signbit(x.element_size(), x.const_data_ptr(), out_data, x.numel());
-  } else {
-    std::memset(out_data, 0, x.numel() * sizeof(bool));
-  }
+  write_signbits(x.scalar_type(), x.element_size(), x.const_data_ptr(), out.data_ptr<bool>(), x.numel());
 }
 
 at::Tensor signbit_cpu(const at::Tensor& x) {
@@ -102,12 +99,9 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
               " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
   check_writable(kOp, "out", out);
-  if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes())) {
-    const at::MemOverlapStatus overlap = at::get_overlap_status(out, x);
-    if (overlap == at::MemOverlapStatus::No || overlap == at::MemOverlapStatus::Full) {
-      signbit_contiguous(out, x);
-      return;
-    }
+  if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
+    signbit_contiguous(out, x);
+    return;
   }
   auto iter = signbit_iter(out, x);
   signbit_loop(iter);
