@@ -19,6 +19,7 @@ torch.ops.torchops._cpu_capability()
 
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
+from torchops import _inductor, _on_import  # noqa: E402
 from torchops import ops as _api  # noqa: E402
 from torchops import _fastpath  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402
@@ -29,6 +30,9 @@ from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in o
 # the functions of ops.py otherwise. Type checkers read the signatures in ops.py.
 if not TYPE_CHECKING:
     globals().update(_fastpath.FUNCTIONS)
+
+# torch.compile's lowerings, once Inductor loads (importing it here would cost seconds).
+_on_import.call_when_imported("torch._inductor.lowering", _inductor.register, "the Inductor lowerings")
 
 #: The directory to put on CMAKE_PREFIX_PATH for ``find_package(TorchOps)``, as
 #: ``torch.utils.cmake_prefix_path`` is for ``find_package(Torch)``.

@@ -1,0 +1,264 @@
+"""Inductor lowerings: torch.compile generates torchops's shifts and signbit inline.
+
+Without them Inductor calls every torchops op as an opaque kernel: the op's output goes to
+memory and the pointwise code on either side runs as separate loops. Here each overload
+that reaches Inductor is written in Inductor's pointwise IR (``ops.*``), so it fuses with
+its neighbours like a builtin. They follow docs/semantics.md exactly; only Inductor uses
+them: eager calls keep the C++ kernels, and torch.export, TorchScript and the ONNX path keep
+the ``torchops::`` ops in their graphs.
+
+Inductor has no public way to add a lowering: this module is the one place that touches
+``torch._inductor.lowering``, and only on the torch release it was written for
+(``WRITTEN_FOR``). On another release, or with ``TORCHOPS_INDUCTOR_LOWERINGS=0``, nothing is
+registered and compiled graphs call the C++ kernels as before.
+
+No generated line may rest on undefined behaviour, and the vectorized loop and its scalar
+tail must agree: every count is brought into range (``0 <= count < n``) before it reaches a
+shift, so Inductor's own out-of-range handling (which differs between its scalar and vector
+code, and shifts an unsigned value by its width) is never exercised. Logical right shifts of
+signed values mask the arithmetic shift instead of reinterpreting the bits as unsigned,
+because Inductor's CPU backend vectorizes int8/int32/int64 but not uint16/uint32/uint64.
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+#: The torch release (major.minor) whose Inductor internals this module was written against.
+WRITTEN_FOR = "2.13"
+
+_ENV_SWITCH = "TORCHOPS_INDUCTOR_LOWERINGS"
+
+_op = torch.ops.torchops
+#: Every overload that can reach Inductor. In-place and out= calls arrive as themselves:
+#: Inductor turns the functionalized graph back into mutations before lowering it.
+OVERLOADS = (
+    _op.bitshift.default, _op.bitshift.Scalar, _op.bitshift.out, _op.bitshift.Scalar_out,
+    _op.bitshift_.default, _op.bitshift_.Scalar, _op.signbit.default, _op.signbit.out,
+)
+
+#: Shifts fuse in these result dtypes. Inductor's CPU code cannot express uint16, uint32 or
+#: uint64 shifts (its dtype propagation refuses to promote them with the bool of a select:
+#: "Promotion for uint16, uint32, uint64 types is not supported"), so those call the C++
+#: kernel, as every dtype did before. signbit fuses for every dtype it accepts.
+FUSED_SHIFT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+_LEFT = ("LEFT", "left")
+_CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
+_registered: dict = {}
+
+
+def release(version: str) -> str:
+    """``"2.13"`` for ``"2.13.0+cpu"``."""
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def enabled() -> bool:
+    """Whether compiled graphs get the lowerings (once Inductor has loaded)."""
+    return os.environ.get(_ENV_SWITCH, "1") != "0" and release(torch.__version__) == WRITTEN_FOR
+
+
+def registered() -> bool:
+    """Whether the lowerings are in Inductor's table now."""
+    return bool(_registered)
+
+
+def register() -> None:
+    """Puts the lowerings into Inductor's table (when ``enabled()``)."""
+    if not enabled() or _registered:
+        return
+    from torch._inductor import config, lowering
+
+    lowerings = _lowerings()
+    lowering.lowerings.update(lowerings)
+    _registered.update(lowerings)
+    passes = config.post_grad_custom_post_pass
+    passes = list(passes) if isinstance(passes, (list, tuple)) else [] if passes is None else [passes]
+    config.post_grad_custom_post_pass = passes + [_cache_key()]
+
+
+def unregister() -> None:
+    """Takes them out again: compiled graphs call the C++ kernels (benchmarks compare both).
+    Graphs compiled before keep what they were compiled with."""
+    from torch._inductor import config, lowering
+
+    for overload in _registered:
+        lowering.lowerings.pop(overload, None)
+    _registered.clear()
+    passes = config.post_grad_custom_post_pass
+    if isinstance(passes, list):
+        config.post_grad_custom_post_pass = [p for p in passes if p is not _cache_key()] or None
+
+
+@functools.cache
+def _cache_key():
+    """A pass that changes nothing and puts the lowerings into Inductor's cache keys.
+
+    Inductor caches compiled graphs on disk under a key made of the graph, its config and
+    torch's own sources; the lowerings in its table are not part of it. Without this, a
+    graph compiled before the lowerings were registered (or with an older torchops) would
+    be served from the cache as it was then. A custom pass's ``uuid()`` is the key's
+    public extension point (torch._inductor.custom_graph_pass).
+    """
+    from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+
+    class LoweringsInCacheKey(CustomGraphPass):
+        def __call__(self, graph) -> None:
+            pass
+
+        def uuid(self) -> bytes:
+            return get_hash_for_files((__file__,))
+
+    return LoweringsInCacheKey()
+
+
+def _lowerings() -> dict:
+    from torch._inductor import lowering
+    from torch._inductor.virtualized import V, ops
+
+    table = {}
+
+    def lowers(overload):
+        """Registers the decorated lowering for `overload`; it returns None to ask for the
+        C++ kernel instead (a dtype Inductor cannot express)."""
+
+        def decorate(lower):
+            def lower_or_call_kernel(*args, **kwargs):
+                result = lower(*args, **kwargs)
+                if result is _CALL_KERNEL:
+                    return lowering.fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
+                return result
+
+            table[overload] = lower_or_call_kernel
+            return lower
+
+        return decorate
+
+    def shift_values(x, count, in_range, dtype: torch.dtype, left: bool, arithmetic: bool):
+        """The shift of docs/semantics.md section 2 on values of `dtype`. `in_range` is
+        `0 <= count < n`: a bool value, or a Python bool when the count is a constant."""
+        bits = torch.iinfo(dtype).bits
+        zero = ops.constant(0, dtype)
+        if not left and arithmetic and dtype.is_signed:
+            # Out of range, the sign fill alone: a shift by n - 1.
+            if in_range is not True:
+                last = ops.constant(bits - 1, dtype)
+                count = last if in_range is False else ops.where(in_range, count, last)
+            return ops.bitwise_right_shift(x, count)
+        if in_range is False:
+            return zero
+        if in_range is not True:
+            count = ops.where(in_range, count, zero)
+        if left:
+            shifted = ops.bitwise_left_shift(x, count)
+        elif dtype.is_signed:  # logical: clear the `count` copies of the sign bit that entered
+            sign_bit = ops.constant(-(1 << (bits - 1)), dtype)
+            filled = ops.bitwise_left_shift(ops.bitwise_right_shift(sign_bit, count), ops.constant(1, dtype))
+            shifted = ops.bitwise_and(ops.bitwise_right_shift(x, count), ops.bitwise_not(filled))
+        else:
+            shifted = ops.bitwise_right_shift(x, count)
+        return shifted if in_range is True else ops.where(in_range, shifted, zero)
+
+    def result_dtype(x, y) -> torch.dtype:
+        # torch.result_type sees dtypes and whether a tensor is 0-d, as the fake kernel does.
+        def like(t):
+            return torch.empty((1,) * len(t.get_size()), dtype=t.get_dtype(), device="meta")
+
+        return torch.result_type(like(x), like(y))
+
+    def tensor_count_shift(x, y, direction, arithmetic):
+        dtype = result_dtype(x, y)
+        if dtype not in FUSED_SHIFT_DTYPES:
+            return _CALL_KERNEL
+        bits = torch.iinfo(dtype).bits
+
+        def fn(x_value, y_value):
+            # Both operands are converted to the result dtype first (section 4.1).
+            x_value = ops.to_dtype(x_value, dtype)
+            count = ops.to_dtype(y_value, dtype)
+            in_range = ops.lt(count, ops.constant(bits, dtype))
+            if dtype.is_signed:
+                in_range = ops.and_(in_range, ops.ge(count, ops.constant(0, dtype)))
+            return shift_values(x_value, count, in_range, dtype, direction in _LEFT, arithmetic)
+
+        return lowering.make_pointwise(fn, override_return_dtype=dtype)(*lowering.broadcast_tensors(x, y))
+
+    def int_count_shift(x, y, direction, arithmetic):
+        dtype = x.get_dtype()
+        if dtype not in FUSED_SHIFT_DTYPES:
+            return _CALL_KERNEL
+        bits = torch.iinfo(dtype).bits
+
+        def fn(x_value):
+            # A Python int count is taken by its value (section 4.2).
+            if isinstance(y, int):
+                in_range = 0 <= y < bits
+                count = ops.constant(y if in_range else 0, dtype)
+            else:  # a symbolic int (dynamic=True): its int64 value is compared at run time
+                value = ops.index_expr(y, torch.int64)
+                in_range = ops.and_(
+                    ops.ge(value, ops.constant(0, torch.int64)), ops.lt(value, ops.constant(bits, torch.int64))
+                )
+                count = ops.to_dtype(value, dtype)
+            return shift_values(x_value, count, in_range, dtype, direction in _LEFT, arithmetic)
+
+        return lowering.make_pointwise(fn, override_return_dtype=dtype)(x)
+
+    def signbit_of(x):
+        dtype = x.get_dtype()
+        if dtype.is_floating_point:
+            fn = ops.signbit
+        elif dtype != torch.bool and dtype.is_signed:
+            def fn(value):
+                return ops.lt(value, ops.constant(0, dtype))
+        else:
+            def fn(value):
+                return ops.constant(False, torch.bool)
+        return lowering.make_pointwise(fn, override_return_dtype=torch.bool)(x)
+
+    def write_into(target, result):
+        """`result` stored into `target` (in place, out=); the C++ kernel where it cannot be
+        stored as it is (an unfused dtype, an out= that must be resized)."""
+        if result is _CALL_KERNEL or not V.graph.sizevars.statically_known_list_equals(
+            target.get_size(), result.get_size()
+        ):
+            return _CALL_KERNEL
+        lowering.mutate_to(target, result)
+        return None  # the mutating overloads return nothing
+
+    @lowers(_op.bitshift.default)
+    def bitshift(x, y, direction, arithmetic=True):
+        return tensor_count_shift(x, y, direction, arithmetic)
+
+    @lowers(_op.bitshift.Scalar)
+    def bitshift_scalar(x, y, direction, arithmetic=True):
+        return int_count_shift(x, y, direction, arithmetic)
+
+    @lowers(_op.bitshift.out)
+    def bitshift_out(x, y, direction, arithmetic=True, *, out):
+        return write_into(out, tensor_count_shift(x, y, direction, arithmetic))
+
+    @lowers(_op.bitshift.Scalar_out)
+    def bitshift_scalar_out(x, y, direction, arithmetic=True, *, out):
+        return write_into(out, int_count_shift(x, y, direction, arithmetic))
+
+    @lowers(_op.bitshift_.default)
+    def bitshift_inplace(x, y, direction, arithmetic=True):
+        return write_into(x, tensor_count_shift(x, y, direction, arithmetic))
+
+    @lowers(_op.bitshift_.Scalar)
+    def bitshift_scalar_inplace(x, y, direction, arithmetic=True):
+        return write_into(x, int_count_shift(x, y, direction, arithmetic))
+
+    @lowers(_op.signbit.default)
+    def signbit(x):
+        return signbit_of(x)
+
+    @lowers(_op.signbit.out)
+    def signbit_out(x, *, out):
+        return write_into(out, signbit_of(x))
+
+    assert set(table) == set(OVERLOADS), "a lowering for each overload that reaches Inductor"
+    return table
