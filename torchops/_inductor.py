@@ -14,10 +14,11 @@ registered and compiled graphs call the C++ kernels as before.
 
 No generated line may rest on undefined behaviour, and the vectorized loop and its scalar
 tail must agree: every count is brought into range (``0 <= count < n``) before it reaches a
-shift, so Inductor's own out-of-range handling (which differs between its scalar and vector
-code, and shifts an unsigned value by its width) is never exercised. Logical right shifts of
-signed values mask the arithmetic shift instead of reinterpreting the bits as unsigned,
-because Inductor's CPU backend vectorizes int8/int32/int64 but not uint16/uint32/uint64.
+shift, so no result depends on how Inductor's own shifts treat other counts (its scalar
+C++ shifts an unsigned value by the full width then, which C++ leaves undefined for 32- and
+64-bit types). Logical right shifts of signed values mask the arithmetic shift instead of
+reinterpreting the bits as unsigned, because Inductor's CPU backend vectorizes int8, int32
+and int64 but not uint16, uint32 or uint64.
 """
 from __future__ import annotations
 
@@ -45,7 +46,6 @@ OVERLOADS = (
 #: kernel, as every dtype did before. signbit fuses for every dtype it accepts.
 FUSED_SHIFT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
-_LEFT = ("LEFT", "left")
 _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
 _registered: dict = {}
 
@@ -118,6 +118,10 @@ def _lowerings() -> dict:
     from torch._inductor import lowering
     from torch._inductor.virtualized import V, ops
 
+    # Everything used from Inductor, looked up now: a torch that lacks one fails here, in
+    # registration (a warning, and the C++ kernels), not in the middle of a compilation.
+    make_pointwise, broadcast_tensors = lowering.make_pointwise, lowering.broadcast_tensors
+    mutate_to, fallback_handler = lowering.mutate_to, lowering.fallback_handler
     table = {}
 
     def lowers(overload):
@@ -128,7 +132,7 @@ def _lowerings() -> dict:
             def lower_or_call_kernel(*args, **kwargs):
                 result = lower(*args, **kwargs)
                 if result is _CALL_KERNEL:
-                    return lowering.fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
+                    return fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
                 return result
 
             table[overload] = lower_or_call_kernel
@@ -181,9 +185,9 @@ def _lowerings() -> dict:
             in_range = ops.lt(count, ops.constant(bits, dtype))
             if dtype.is_signed:
                 in_range = ops.and_(in_range, ops.ge(count, ops.constant(0, dtype)))
-            return shift_values(x_value, count, in_range, dtype, direction in _LEFT, arithmetic)
+            return shift_values(x_value, count, in_range, dtype, direction.upper() == "LEFT", arithmetic)
 
-        return lowering.make_pointwise(fn, override_return_dtype=dtype)(*lowering.broadcast_tensors(x, y))
+        return make_pointwise(fn, override_return_dtype=dtype)(*broadcast_tensors(x, y))
 
     def int_count_shift(x, y, direction, arithmetic):
         dtype = x.get_dtype()
@@ -202,30 +206,40 @@ def _lowerings() -> dict:
                     ops.ge(value, ops.constant(0, torch.int64)), ops.lt(value, ops.constant(bits, torch.int64))
                 )
                 count = ops.to_dtype(value, dtype)
-            return shift_values(x_value, count, in_range, dtype, direction in _LEFT, arithmetic)
+            return shift_values(x_value, count, in_range, dtype, direction.upper() == "LEFT", arithmetic)
 
-        return lowering.make_pointwise(fn, override_return_dtype=dtype)(x)
+        return make_pointwise(fn, override_return_dtype=dtype)(x)
 
     def signbit_of(x):
         dtype = x.get_dtype()
         if dtype.is_floating_point:
-            fn = ops.signbit
+            # The top bit of the stored value, read as a same-width integer's sign: Inductor
+            # vectorizes this; its ops.signbit (std::signbit) runs lane by lane. float16 and
+            # bfloat16 are widened to float32 first, as Inductor computes them anyway; the
+            # widening keeps the sign bit of every value, NaNs included.
+            compute = torch.float64 if dtype == torch.float64 else torch.float32
+            as_int = torch.int64 if dtype == torch.float64 else torch.int32
+
+            def fn(value):
+                bits = ops.to_dtype_bitcast(ops.to_dtype(value, compute), as_int, compute)
+                return ops.lt(bits, ops.constant(0, as_int))
         elif dtype != torch.bool and dtype.is_signed:
             def fn(value):
                 return ops.lt(value, ops.constant(0, dtype))
         else:
             def fn(value):
                 return ops.constant(False, torch.bool)
-        return lowering.make_pointwise(fn, override_return_dtype=torch.bool)(x)
+        return make_pointwise(fn, override_return_dtype=torch.bool)(x)
 
     def write_into(target, result):
-        """`result` stored into `target` (in place, out=); the C++ kernel where it cannot be
-        stored as it is (an unfused dtype, an out= that must be resized)."""
+        """`result` stored into `target` (in place, out=); the C++ kernel for an unfused dtype,
+        or for an out= that must be resized (Dynamo refuses those today: "Shape mismatch
+        with out= tensor variant"; other producers of Inductor graphs may not)."""
         if result is _CALL_KERNEL or not V.graph.sizevars.statically_known_list_equals(
             target.get_size(), result.get_size()
         ):
             return _CALL_KERNEL
-        lowering.mutate_to(target, result)
+        mutate_to(target, result)
         return None  # the mutating overloads return nothing
 
     @lowers(_op.bitshift.default)

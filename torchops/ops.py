@@ -78,7 +78,14 @@ _SIGNBIT_OUT = _ops.signbit.out
 
 def _clamped_count(op: str, y: object) -> int:
     _check_int_or_tensor(op, "y", y)
-    return min(max(y, _COUNT_MIN), _COUNT_MAX)
+    # Comparisons rather than min/max: under torch.compile(dynamic=True) `y` is a symbolic
+    # int that reaches the generated code as an int64, which a count beyond int64 does not
+    # fit; the comparisons become guards, and such a count, a constant.
+    if y < _COUNT_MIN:
+        return _COUNT_MIN
+    if y > _COUNT_MAX:
+        return _COUNT_MAX
+    return y
 
 
 def _shift(

@@ -1,0 +1,547 @@
+"""torch.compile (Inductor) generates torchops's ops inline and gives eager's answers.
+
+The lowerings are in torchops/_inductor.py. Every compiled result is compared with the
+same function run eagerly (the C++ kernels, themselves checked against tests/model.py by
+the other test files), at each of Inductor's CPU code levels: "scalar" (no vectorization:
+every element goes through the scalar code that also runs the vector loop's tail) and each
+vector width the CPU supports. The inputs have an odd length, so the vector loops have a
+tail. Compiled functions are shared between tests: one compiled function per (function,
+dynamic, level), each recompiled only when the dtypes or ranks change.
+
+TORCHOPS_TEST_INDUCTOR_CXX=<compiler> compiles the generated code with that compiler
+(test_generated_code_has_no_undefined_behaviour uses it to run these tests' scalar level
+under UndefinedBehaviorSanitizer).
+"""
+import functools
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+from torch._inductor.utils import run_and_get_code
+
+import model
+import torchops
+from conftest import (
+    OPERATIONS,
+    assert_same_tensors,
+    dtype_id,
+    interesting_counts,
+    interesting_values,
+    make_tensor,
+    random_counts,
+    random_values,
+)
+from torchops import _inductor
+
+# Inductor's CPU code levels: cpp.simdlen 1 turns vectorization off; 256 and 512 pick AVX2
+# and AVX-512 (when the CPU has them).
+LEVELS = {"scalar": 1}
+for _isa in sorted(valid_vec_isa_list(), key=lambda isa: isa.bit_width()):
+    LEVELS.setdefault(str(_isa).split()[0], _isa.bit_width())
+BEST = list(LEVELS)[-1]
+_CXX = os.environ.get("TORCHOPS_TEST_INDUCTOR_CXX")
+
+BYTE_DTYPES = [torch.int8, torch.uint8]
+WIDER_FUSED = [torch.int16, torch.int32, torch.int64]
+UNFUSED = [dtype for dtype in (torch.uint16, torch.uint32, torch.uint64) if dtype not in _inductor.FUSED_SHIFT_DTYPES]
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+TAIL = 13  # extra elements: an odd length leaves a tail after every vector loop
+
+
+@pytest.fixture(autouse=True, scope="module")
+def dynamo_settings():
+    # Shared compiled functions collect many specializations; running out of them must
+    # fail, never fall back silently to eager (which would compare eager with eager).
+    with torch._dynamo.config.patch(
+        recompile_limit=512, accumulated_recompile_limit=4096, fail_on_recompile_limit_hit=True
+    ):
+        yield
+
+
+def test_lowerings_are_registered_once_inductor_loads():
+    from torch._inductor import lowering
+
+    assert _inductor.enabled() and _inductor.registered()
+    assert all(lowering.lowerings.get(overload) for overload in _inductor.OVERLOADS)
+
+
+@functools.cache
+def compiled(fn, dynamic, level):
+    options = {"cpp.simdlen": LEVELS[level]}
+    if _CXX:
+        options["cpp.cxx"] = (None, _CXX)
+    return torch.compile(fn, fullgraph=True, dynamic=dynamic, options=options)
+
+
+def assert_compiled_equals_eager(fn, dynamic, level, *args):
+    assert_same_tensors(compiled(fn, dynamic, level)(*args), fn(*args), what=fn.__name__)
+
+
+def graphs_compiled():
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
+
+
+# --------------------------------------------------------------------------------------
+# The functions that get compiled.
+def three_shifts(x, y):
+    """Left, arithmetic right and logical right shift of x by y (tensor or int)."""
+    return [torchops.bitshift(x, y, direction, arithmetic) for direction, arithmetic in OPERATIONS]
+
+
+def shifts_with_tensor_and_0d_counts(x, y, x_short, count_0d):
+    return three_shifts(x, y) + three_shifts(x_short, count_0d)
+
+
+def python_int_counts(dtype):
+    """Counts around 0 and the width n, and far outside it, for Python-int counts."""
+    n = model.width(dtype)
+    return sorted({-n - 1, -n, -1, 0, 1, n // 2, n - 1, n, n + 1, 2 * n, 255, 256, 257, -255,
+                   2**31, 2**63 - 1, -2**63, 2**64 - 1, 2**100})
+
+
+@functools.cache
+def shifts_by_constants(counts):
+    """The three shifts by each count, the counts being constants of the compiled graph."""
+    def shifts_by_constant_counts(x):
+        return [result for count in counts for result in three_shifts(x, count)]
+
+    return shifts_by_constant_counts
+
+
+def with_tail(values, dtype):
+    values = list(values)
+    return make_tensor(values + values[:TAIL], dtype)
+
+
+def shift_inputs(dtype, rng):
+    """(x, y) pairs: every pair for 8-bit dtypes; else every interesting value with every
+    interesting count, and random pairs."""
+    if dtype in BYTE_DTYPES:
+        low, high = model.value_range(dtype)
+        values = list(range(low, high + 1))
+        xs = [x for x in values for _ in values]
+        ys = values * len(values)
+    else:
+        values, counts = interesting_values(dtype), interesting_counts(dtype)
+        xs = [x for x in values for _ in counts] + random_values(dtype, 4099, rng)
+        ys = counts * len(values) + random_counts(dtype, 4099, rng)
+    return with_tail(xs, dtype), with_tail(ys, dtype)
+
+
+def every_value(dtype, rng):
+    """Every value of an 8-bit dtype; the interesting values and some random ones otherwise."""
+    if dtype in BYTE_DTYPES:
+        low, high = model.value_range(dtype)
+        return with_tail(range(low, high + 1), dtype)
+    return with_tail(interesting_values(dtype) + random_values(dtype, 257, rng), dtype)
+
+
+def count_values(dtype):
+    if dtype in BYTE_DTYPES:
+        low, high = model.value_range(dtype)
+        return range(low, high + 1)
+    return interesting_counts(dtype)
+
+
+# --------------------------------------------------------------------------------------
+# Shifts: compiled equals eager.
+def shift_cases():
+    for dtype in BYTE_DTYPES:  # exhaustive, every level, static and dynamic
+        for level in LEVELS:
+            for dynamic in (False, True):
+                yield dtype, dynamic, level
+    for dtype in WIDER_FUSED:  # sweeps, every level static, dynamic at the best level
+        for level in LEVELS:
+            yield dtype, False, level
+        yield dtype, True, BEST
+    for dtype in UNFUSED:  # the C++ kernel inside the compiled graph
+        for dynamic in (False, True):
+            yield dtype, dynamic, BEST
+
+
+SHIFT_CASES = [
+    pytest.param(dtype, dynamic, level, id=f"{dtype_id(dtype)}-{'dynamic' if dynamic else 'static'}-{level}")
+    for dtype, dynamic, level in shift_cases()
+]
+
+
+@pytest.mark.parametrize("dtype, dynamic, level", SHIFT_CASES)
+def test_tensor_and_0d_counts(dtype, dynamic, level, rng):
+    """Every (x, count) pair of int8/uint8 (sweeps for the wider dtypes) with the count as
+    a tensor of x's shape, and every count as a 0-d tensor next to every x."""
+    x, y = shift_inputs(dtype, rng)
+    x_short = every_value(dtype, rng)
+    for count in count_values(dtype):
+        count_0d = make_tensor(count, dtype)
+        assert_compiled_equals_eager(shifts_with_tensor_and_0d_counts, dynamic, level, x, y, x_short, count_0d)
+
+
+@pytest.mark.parametrize("dtype, dynamic, level", SHIFT_CASES)
+def test_python_int_counts(dtype, dynamic, level, rng):
+    """Python-int counts, in and out of range, taken by value: constants of the graph when
+    static; with dynamic=True one graph takes every count that fits a SymInt at run time."""
+    x = every_value(dtype, rng)
+    counts = tuple(python_int_counts(dtype))
+    if not dynamic:
+        assert_compiled_equals_eager(shifts_by_constants(counts), False, level, x)
+        return
+    before = graphs_compiled()
+    for count in counts:
+        assert_compiled_equals_eager(three_shifts, True, level, x, count)
+    # 0 and 1 are specialized, as are the counts beyond int64; the rest share one graph.
+    assert graphs_compiled() - before <= 5
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("x_spec, y_spec", [
+    ((torch.int8, (67,)), (torch.int64, ())),     # int8 result: the 0-d count is converted
+    ((torch.int8, (67,)), (torch.int64, (67,))),  # int64 result
+    ((torch.uint8, (67,)), (torch.int8, (67,))),  # int16 result
+    ((torch.int64, ()), (torch.int8, (67,))),     # int8 result: x is converted
+    ((torch.int16, (3, 1, 5)), (torch.uint8, (4, 1))),  # int16 result, broadcast to (3, 4, 5)
+    ((torch.uint8, (67,)), (torch.int32, ())),    # uint8 result
+    ((torch.uint16, (67,)), (torch.int64, ())),   # uint16 result: the C++ kernel
+])
+def test_promotion_and_broadcasting(x_spec, y_spec, dynamic, rng):
+    (x_dtype, x_shape), (y_dtype, y_shape) = x_spec, y_spec
+    x = make_tensor(np.reshape(random_values(x_dtype, int(np.prod(x_shape)), rng), x_shape).tolist(), x_dtype)
+    wide_counts = [255, 256, 257, -255, 264, -1, 3, 7, 8, 2**40 + 3]
+    for count in wide_counts if y_shape == () else [None]:
+        if count is None:
+            y = make_tensor(np.reshape(random_counts(y_dtype, int(np.prod(y_shape)), rng), y_shape).tolist(), y_dtype)
+        else:
+            y = make_tensor(model.wrap(count, y_dtype), y_dtype)
+        assert_compiled_equals_eager(three_shifts, dynamic, BEST, x, y)
+
+
+def test_direction_spellings_and_paddle_names(rng):
+    def spellings(x, y):
+        return [
+            torchops.bitshift(x, y, "left"), torchops.bitshift(x, y, "right"),
+            torchops.bitshift(x, y, "LEFT", arithmetic=False),
+            torchops.bitwise_left_shift(x, y), torchops.bitwise_right_shift(x, y, is_arithmetic=False),
+            torchops.bitwise_right_shift(x, 3, False),
+        ]
+
+    x, y = shift_inputs(torch.int8, rng)
+    assert_compiled_equals_eager(spellings, False, BEST, x, y)
+
+
+def layouts(x, y):
+    return [torchops.bitshift(x, y, "RIGHT", False), torchops.bitshift(x, 2, "LEFT"), torchops.signbit(x)]
+
+
+def test_layouts_are_eager_layouts(rng):
+    """Strides of the compiled outputs are those of the eager ones (TensorIterator's)."""
+    x = make_tensor(np.reshape(random_values(torch.int32, 2 * 3 * 5 * 7, rng), (2, 3, 5, 7)).tolist(), torch.int32)
+    y = make_tensor(np.reshape(random_counts(torch.int32, 3 * 5 * 7, rng), (3, 5, 7)).tolist(), torch.int32)
+    for x_layout, y_layout in ((x.contiguous(memory_format=torch.channels_last), y),
+                               (x.transpose(1, 3), y.transpose(0, 2)), (x[:, :, ::2], y[:, ::2])):
+        result = compiled(layouts, False, BEST)(x_layout, y_layout)
+        expected = layouts(x_layout, y_layout)
+        assert_same_tensors(result, expected)
+        assert [t.stride() for t in result] == [t.stride() for t in expected]
+
+
+# --------------------------------------------------------------------------------------
+# signbit
+def float_bit_patterns(dtype):
+    """Raw bits of ±0, ±inf, NaNs of both signs (quiet, signalling, several payloads),
+    subnormals, the normal extremes, ±1 and some random patterns."""
+    bits = torch.finfo(dtype).bits
+    mantissa = {torch.float16: 10, torch.bfloat16: 7, torch.float32: 23, torch.float64: 52}[dtype]
+    sign = 1 << (bits - 1)
+    exponent_all = ((1 << (bits - 1 - mantissa)) - 1) << mantissa
+    one = (((1 << (bits - 2 - mantissa)) - 1) << mantissa)
+    positive = [
+        0, exponent_all,  # +0, +inf
+        exponent_all | (1 << (mantissa - 1)), exponent_all | 1, exponent_all | ((1 << mantissa) - 1),  # NaNs
+        exponent_all | (1 << (mantissa - 1)) | 5,
+        1, (1 << mantissa) - 1,  # subnormals
+        1 << mantissa, exponent_all - 1,  # smallest normal, largest finite
+        one,
+    ]
+    patterns = positive + [p | sign for p in positive]
+    patterns += np.random.default_rng(bits).integers(0, 1 << bits, size=64, dtype=np.uint64).tolist()
+    return patterns
+
+
+def float_tensor(dtype, patterns):
+    signed = {16: torch.int16, 32: torch.int32, 64: torch.int64}[torch.finfo(dtype).bits]
+    values = [model.wrap(p, signed) for p in patterns]
+    return with_tail(values, signed).view(dtype)
+
+
+def signbit_and_neighbours(x):
+    """signbit alone, and fused with a select and a sum that read x again."""
+    sign = torchops.signbit(x)
+    return [sign, torch.where(sign, 1, 0).sum().reshape(1), torch.where(torchops.signbit(x), -1, 1)]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_signbit_of_every_float_bit_pattern_class(dtype, level):
+    x = float_tensor(dtype, float_bit_patterns(dtype))
+    result = compiled(signbit_and_neighbours, False, level)(x)
+    assert_same_tensors(result, signbit_and_neighbours(x))
+    np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_signbit_of_integers_and_bool(dynamic, rng):
+    for dtype in [*model.INTEGER_DTYPES, torch.bool]:
+        if dtype == torch.bool:
+            x = torch.tensor([True, False] * 40 + [True] * TAIL)
+        else:
+            x = with_tail(interesting_values(dtype) + random_values(dtype, 100, rng), dtype)
+        result = compiled(signbit_and_neighbours, dynamic, BEST)(x)
+        assert_same_tensors(result, signbit_and_neighbours(x))
+        np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
+
+
+# --------------------------------------------------------------------------------------
+# In place, out= and chains with builtins.
+def in_place_and_out(x, y, shifted, signs):
+    x = x.clone()
+    torchops.bitwise_left_shift_(x, y)
+    torchops.bitwise_right_shift_(x, 2, is_arithmetic=False)
+    torchops.bitshift(x, y, "RIGHT", out=shifted)
+    torchops.bitshift(shifted, 1, "LEFT", out=shifted)  # out= x itself
+    torchops.signbit(shifted, out=signs)
+    return x, shifted, signs
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, torch.uint8, torch.uint32], ids=dtype_id)
+def test_in_place_and_out(dtype, level, rng):
+    x, y = shift_inputs(dtype, rng)
+
+    def outs():
+        return torch.full_like(x, 7), torch.zeros(x.shape, dtype=torch.bool)
+
+    expected = in_place_and_out(x, y, *outs())
+    shifted, signs = outs()
+    result = compiled(in_place_and_out, False, level)(x, y, shifted, signs)
+    assert_same_tensors(result, expected)
+    assert result[1] is shifted and result[2] is signs  # written in place, as eager does
+
+
+def unpack_int4(packed, scale):
+    """Two signed 4-bit values per byte, to float: low nibble first."""
+    as_int8 = packed.view(torch.int8)
+    low = torchops.bitshift(torchops.bitshift(as_int8, 4, "LEFT"), 4, "RIGHT")
+    high = torchops.bitshift(as_int8, 4, "RIGHT")
+    return torch.stack([low, high], dim=-1).flatten(-2).to(torch.float32) * scale
+
+
+def hash64(keys):
+    """splitmix64's finalizer with logical shifts; int64 multiplication wraps."""
+    h = keys ^ torchops.bitshift(keys, 30, "RIGHT", arithmetic=False)
+    h = h * -4658895280553007687  # 0xbf58476d1ce4e5b9 as int64
+    h = h ^ torchops.bitshift(h, 27, "RIGHT", arithmetic=False)
+    h = h * -7723592293110705685  # 0x94d049bb133111eb
+    h = h ^ torchops.bitshift(h, 31, "RIGHT", arithmetic=False)
+    return h & 1023, torchops.signbit(h).sum()
+
+
+def shift_by_count_tensor_chain(x, counts):
+    shifted = torchops.bitshift(x + 1, counts % 9, "LEFT")
+    return torchops.bitwise_right_shift(shifted, counts, is_arithmetic=False).max(dim=-1)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_chains_with_builtins(level, rng):
+    packed = make_tensor(random_values(torch.uint8, 4099, rng), torch.uint8)
+    keys = make_tensor(random_values(torch.int64, 4099, rng), torch.int64)
+    x = make_tensor(np.reshape(random_values(torch.int32, 33 * 65, rng), (33, 65)).tolist(), torch.int32)
+    counts = make_tensor(np.reshape(random_counts(torch.int32, 33 * 65, rng), (33, 65)).tolist(), torch.int32)
+    assert_compiled_equals_eager(unpack_int4, False, level, packed, torch.tensor(0.25))
+    assert_compiled_equals_eager(hash64, False, level, keys)
+    assert_compiled_equals_eager(shift_by_count_tensor_chain, False, level, x, counts)
+    # The low nibble of 0x9F is -1, the high one -7 (signed 4-bit values).
+    assert unpack_int4(torch.tensor([0x9F], dtype=torch.uint8), 1.0).tolist() == [-1.0, -7.0]
+
+
+# --------------------------------------------------------------------------------------
+# The generated code.
+def generated_code(fn, *args):
+    """The code Inductor writes for fn, generated afresh (not read from a cache)."""
+    fresh = torch.compile(fn, fullgraph=True, options={"fx_graph_cache": False})
+    _, code = run_and_get_code(fresh, *args)
+    return "\n".join(code)
+
+
+def every_overload(x, y, shifted, signs):
+    x = x.clone()
+    torch.ops.torchops.bitshift_(x, y, "LEFT")
+    torch.ops.torchops.bitshift_.Scalar(x, 1, "RIGHT", False)
+    torch.ops.torchops.bitshift.out(x, y, "RIGHT", out=shifted)
+    torch.ops.torchops.bitshift.Scalar_out(shifted, 2, "LEFT", out=shifted)
+    torch.ops.torchops.signbit.out(x, out=signs)
+    return (torch.ops.torchops.bitshift(x, y, "RIGHT", False), torch.ops.torchops.bitshift.Scalar(x, 3, "LEFT"),
+            torch.ops.torchops.signbit(shifted), x + 1)
+
+
+@pytest.mark.parametrize("dtype", [*_inductor.FUSED_SHIFT_DTYPES, *UNFUSED], ids=dtype_id)
+def test_generated_code_calls_torchops_only_for_the_unfused_dtypes(dtype):
+    x = make_tensor(list(range(40)), dtype)
+    y = make_tensor([k % 9 for k in range(40)], dtype)
+    shifted, signs = torch.empty_like(x), torch.empty(40, dtype=torch.bool)
+    code = generated_code(every_overload, x, y, shifted, signs)
+    calls = set(re.findall(r"(torch\.ops\.torchops\.\w+\.\w+)\(", code))
+    if dtype in _inductor.FUSED_SHIFT_DTYPES:
+        assert calls == set()
+    else:
+        # Every shift overload calls the C++ kernel; signbit still fuses.
+        assert calls == {"torch.ops.torchops.bitshift_.default", "torch.ops.torchops.bitshift_.Scalar",
+                         "torch.ops.torchops.bitshift.out", "torch.ops.torchops.bitshift.Scalar_out",
+                         "torch.ops.torchops.bitshift.default", "torch.ops.torchops.bitshift.Scalar"}
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.bool, torch.uint64], ids=dtype_id)
+def test_generated_code_of_signbit_never_calls_torchops(dtype):
+    x = torch.zeros(40, dtype=dtype)
+    assert "torch.ops.torchops" not in generated_code(signbit_and_neighbours, x)
+
+
+def unpack_int4_builtin(packed, scale):
+    as_int8 = packed.view(torch.int8)
+    return torch.stack([(as_int8 << 4) >> 4, as_int8 >> 4], dim=-1).flatten(-2).to(torch.float32) * scale
+
+
+def hash64_builtin(keys):
+    def logical_right(h, k):
+        return (h >> k) & ((1 << (64 - k)) - 1)
+
+    h = keys ^ logical_right(keys, 30)
+    h = h * -4658895280553007687
+    h = h ^ logical_right(h, 27)
+    h = h * -7723592293110705685
+    h = h ^ logical_right(h, 31)
+    return h & 1023, torch.signbit(h).sum()
+
+
+def kernels(code):
+    return set(re.findall(r"^\s*(cpp_fused_\w+)\(", code, flags=re.MULTILINE))
+
+
+def test_chains_compile_to_as_many_kernels_as_their_builtin_twins():
+    packed = torch.arange(256, dtype=torch.uint8)
+    chains = [(unpack_int4, unpack_int4_builtin, (packed, torch.tensor(0.5))),
+              (hash64, hash64_builtin, (packed.to(torch.int64) * 0x9E3779B97F4A7C15 % 2**62,))]
+    for torchops_chain, builtin_chain, args in chains:
+        assert_same_tensors(torchops_chain(*args), builtin_chain(*args))
+        code = generated_code(torchops_chain, *args)
+        assert "torch.ops.torchops" not in code
+        assert len(kernels(code)) == len(kernels(generated_code(builtin_chain, *args))), code
+
+
+def test_cache_key_follows_the_lowerings():
+    """Inductor's on-disk cache must not serve a graph compiled with the lowerings to a
+    process without them, or the other way round."""
+    x = torch.arange(50, dtype=torch.int32)
+
+    def fn(x):
+        return torchops.bitshift(x, 3, "LEFT") + 1
+
+    def code_from_cache():
+        torch._dynamo.reset()
+        compiled_fn = torch.compile(fn, fullgraph=True, options={"fx_graph_cache": True})
+        result, code = run_and_get_code(compiled_fn, x)
+        assert torch.equal(result, fn(x))
+        return "\n".join(code)
+
+    try:
+        assert "torch.ops.torchops" not in code_from_cache()
+        _inductor.unregister()
+        assert "torch.ops.torchops.bitshift.Scalar" in code_from_cache()
+    finally:
+        _inductor.register()
+        torch._dynamo.reset()
+        compiled.cache_clear()
+    assert "torch.ops.torchops" not in code_from_cache()
+
+
+# --------------------------------------------------------------------------------------
+# Where the lowerings stay out.
+def test_export_and_torchscript_keep_the_torchops_ops():
+    import torch._inductor.lowering  # noqa: F401  (the lowerings are registered)
+
+    class Shifts(torch.nn.Module):
+        def forward(self, x, y):
+            return torchops.bitshift(x, y, "RIGHT", False) + torchops.signbit(x).to(x.dtype)
+
+    x = torch.arange(-20, 20, dtype=torch.int32)
+    exported = torch.export.export(Shifts(), (x, x % 5))
+    for program in (exported, exported.run_decompositions()):
+        targets = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
+        assert {"torchops.bitshift.default", "torchops.signbit.default"} <= targets
+    class ScriptableShifts(torch.nn.Module):  # TorchScript compiles torch.ops calls
+        def forward(self, x, y):
+            return torch.ops.torchops.bitshift(x, y, "RIGHT", False) + torch.ops.torchops.signbit(x).to(x.dtype)
+
+    scripted = torch.jit.script(ScriptableShifts())
+    assert "torchops::bitshift" in str(scripted.graph) and "torchops::signbit" in str(scripted.graph)
+
+
+_FALLBACK_SCRIPT = textwrap.dedent("""
+    import torch
+    {prelude}
+    import torchops
+    {postlude}
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(x):
+        return torchops.bitshift(x, 3, "RIGHT", arithmetic=False) + torchops.signbit(x).to(x.dtype)
+
+    x = torch.arange(-50, 50, dtype=torch.int32)
+    compiled = torch.compile(fn, fullgraph=True, options={{"fx_graph_cache": False}})
+    result, code = run_and_get_code(compiled, x)
+    assert torch.equal(result, fn(x))
+    print("calls torchops:", "torch.ops.torchops.bitshift.Scalar(" in "".join(code))
+""")
+
+
+@pytest.mark.parametrize("prelude, env", [
+    ("", {"TORCHOPS_INDUCTOR_LOWERINGS": "0"}),
+    ("torch.__version__ = '2.99.0'", {}),  # a torch release the lowerings were not written for
+    # internals gone (only while torchops registers: Inductor itself needs them)
+    ("import torch._inductor.lowering as L; saved = L.make_pointwise; del L.make_pointwise", {}),
+], ids=["switched-off", "other-torch-release", "missing-internals"])
+def test_without_the_lowerings_graphs_call_the_cpp_kernels(prelude, env):
+    completed = subprocess.run(
+        [sys.executable, "-c", _FALLBACK_SCRIPT.format(prelude=prelude, postlude="L.make_pointwise = saved" if "saved" in prelude else "")],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "calls torchops: True" in completed.stdout
+    if "make_pointwise" in prelude:
+        assert "torchops: the Inductor lowerings could not be registered" in completed.stderr
+
+
+def test_generated_code_has_no_undefined_behaviour(tmp_path):
+    """The scalar-level tests again (the scalar code is also every vector loop's tail), with
+    the generated code compiled under UndefinedBehaviorSanitizer: a shift by a negative
+    count or by the width, or a signed overflow, in code Inductor generates for torchops
+    would stop the run. The chains stay out: the hash's int64 multiplications overflow on
+    purpose (PyTorch defines them to wrap), and Inductor writes them as C++ signed
+    multiplications, which UBSan rightly reports; that is PyTorch's code, not torchops's."""
+    compiler = tmp_path / "g++-ubsan"
+    compiler.write_text('#!/bin/sh\nexec g++ "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
+    compiler.chmod(0o755)
+    env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+    selection = "scalar and (tensor_and_0d or python_int or signbit or in_place)"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
+        env=env, capture_output=True, text=True, timeout=1800,
+    )
+    output = completed.stdout[-5000:] + completed.stderr[-5000:]
+    assert completed.returncode == 0, output
+    assert "runtime error" not in output
+    assert " passed" in completed.stdout
