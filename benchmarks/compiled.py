@@ -1,0 +1,522 @@
+"""Side-by-side benchmark of torch.compile'd chains that use torchops's shifts and signbit.
+
+    .venv/bin/python benchmarks/compiled.py [--quick] [--out-dir DIR]
+    (DIR: benchmarks/results/compiled, or .../compiled/quick)
+
+Each case is a small function written twice, with torchops's ops and with the PyTorch
+builtins a user would write for exactly the same result:
+
+  unpack4      packed signed 4-bit values (uint8 bytes, two per byte) to float32:
+               sign-extend each nibble with shifts, minus a zero point, times a scale, interleaved
+  hash64       splitmix64's finalizer on int64 keys (three xor-shifts by LOGICAL right shifts,
+               two wrapping multiplies), then a bucket id (& (2**20 - 1)); the builtin logical
+               shift is the arithmetic shift plus a mask
+  sign_select  torch.where(signbit(x), a * x, b * x) on float32 (leaky-relu-like)
+
+and runs as four contenders, in one process, alternating inside each repetition:
+
+  torchops compiled  torch.compile(torchops version, fullgraph=True, dynamic=False), with
+                     torchops's Inductor lowerings registered (the ops are generated inline)
+  builtin compiled   torch.compile(builtin version), the same way
+  torchops eager     the torchops version, uncompiled
+  extern compiled    the torchops version compiled with the lowerings unregistered: Inductor
+                     calls the C++ kernels as opaque ops (the state before the lowerings)
+
+Every function returns a fresh output (functional style, as a compiled model would). Before
+timing, each case checks once that every contender's output equals eager torchops's bit for
+bit. Each graph is compiled for static shapes, once per size and per thread count (Inductor's
+C++ code is specialized on torch.get_num_threads()), by its first call, outside the timed
+region. Once per case the generated code is inspected (torch._inductor.utils.run_and_get_code):
+"fused" if it no longer calls torch.ops.torchops. Timing is bench.py's, in a random order (see measure).
+Results: a table on stdout, results.md, results.csv and results.json in --out-dir, and TARGETS.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gc
+import json
+import math
+import os
+import random
+import re
+import statistics
+import sys
+import time
+import types
+
+import torch
+import torch._inductor.lowering  # noqa: F401  (loads Inductor, which registers torchops's lowerings)
+from torch._inductor.utils import run_and_get_code
+
+import torchops
+from torchops import _inductor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import (  # noqa: E402  (the timing and machine helpers; importing bench only defines them)
+    MAX_REPS, MAX_SPREAD, NOISE, RETRIES, SAMPLE_SECONDS, K, M, cores_busy, level_in_use, machine_info,
+    random_values, size_label, source_version, spread, wait_for_cores,
+)
+
+SIZES = [64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output
+QUICK_SIZES = [64 * K, M]
+THREADS = [1, 2]
+KEYS = {"torchops compiled": "compiled", "builtin compiled": "builtin", "torchops eager": "eager",
+        "extern compiled": "extern"}  # column names in results.csv/json: <key>_us
+CODE_CHECK_SIZE = 64 * K
+MIN_REPS = 9  # more than bench.py's 5: a random order (see measure) needs more repetitions to even out
+CODE_CONTENDERS = ["torchops compiled", "extern compiled", "builtin compiled"]  # whose generated code is read
+
+
+# ---------------------------------------------------------------------------------------------
+# The cases: each function with torchops and with builtins, and its inputs.
+
+def unpack4_torchops(packed, scale, zero):
+    q = packed.view(torch.int8)
+    low = torchops.bitshift(torchops.bitshift(q, 4, "LEFT"), 4, "RIGHT")  # low nibble, sign-extended
+    high = torchops.bitshift(q, 4, "RIGHT")
+    # Stacked after the arithmetic, as floats: Inductor then writes both halves straight into
+    # the output (one kernel); a stack of the int8 nibbles is an aten.cat call on CPU.
+    return torch.stack(((low.float() - zero) * scale, (high.float() - zero) * scale), dim=-1).flatten()
+
+
+def unpack4_builtin(packed, scale, zero):
+    q = packed.view(torch.int8)
+    low = (q << 4) >> 4
+    high = q >> 4
+    return torch.stack(((low.float() - zero) * scale, (high.float() - zero) * scale), dim=-1).flatten()
+
+
+def unpack4_inputs(n):
+    # n output values from n/2 bytes, every byte value; scale and zero point as 0-d tensors
+    # (a per-tensor quantization's parameters), so the graph does not bake them in.
+    return random_values(torch.uint8, (n // 2,)), torch.tensor(0.05), torch.tensor(0.5)
+
+
+# splitmix64's multipliers as the int64 values of the same bits (PyTorch's int64 product wraps).
+MIX1 = 0xBF58476D1CE4E5B9 - 2**64
+MIX2 = 0x94D049BB133111EB - 2**64
+BUCKETS = 1 << 20
+
+
+def hash64_torchops(keys):
+    x = keys ^ torchops.bitshift(keys, 30, "RIGHT", arithmetic=False)
+    x = x * MIX1
+    x = x ^ torchops.bitshift(x, 27, "RIGHT", arithmetic=False)
+    x = x * MIX2
+    x = x ^ torchops.bitshift(x, 31, "RIGHT", arithmetic=False)
+    return x & (BUCKETS - 1)
+
+
+def logical_right_shift(x, k):
+    """x >>> k for int64 and 0 < k < 64 from builtins: the arithmetic shift, its sign copies masked off."""
+    return (x >> k) & ((1 << (64 - k)) - 1)
+
+
+def hash64_builtin(keys):
+    x = keys ^ logical_right_shift(keys, 30)
+    x = x * MIX1
+    x = x ^ logical_right_shift(x, 27)
+    x = x * MIX2
+    x = x ^ logical_right_shift(x, 31)
+    return x & (BUCKETS - 1)
+
+
+def hash64_inputs(n):
+    return (random_values(torch.int64, (n,)),)  # every bit pattern, negative keys included
+
+
+NEG_SLOPE, POS_SLOPE = 0.125, 1.5
+
+
+def sign_select_torchops(x):
+    return torch.where(torchops.signbit(x), NEG_SLOPE * x, POS_SLOPE * x)
+
+
+def sign_select_builtin(x):
+    return torch.where(torch.signbit(x), NEG_SLOPE * x, POS_SLOPE * x)
+
+
+def sign_select_inputs(n):
+    x = torch.randn(n)
+    # 0.0, -0.0, inf, -inf, NaN, NaN with the sign bit: both versions go by the sign bit
+    specials = torch.tensor([0, -(2**31), 0x7F800000, -0x800000, 0x7FC00000, -0x400000], dtype=torch.int32)
+    x[: len(specials)] = specials.view(torch.float32)
+    return (x,)
+
+
+CASES = {
+    "unpack4": (unpack4_torchops, unpack4_builtin, unpack4_inputs),
+    "hash64": (hash64_torchops, hash64_builtin, hash64_inputs),
+    "sign_select": (sign_select_torchops, sign_select_builtin, sign_select_inputs),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiling.
+
+def compiled(fn):
+    return torch.compile(fn, fullgraph=True, dynamic=False)
+
+
+def code_copy(fn):
+    """fn with a code object of its own. Dynamo keeps compiled graphs on the code object, so a
+    second torch.compile of the same function would be handed the graph compiled with the
+    lowerings; torch._dynamo.reset() would avoid that but also drop every other contender's."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def without_lowerings(function, *args):
+    """function(*args) with torchops's lowerings out of Inductor's table (compiles extern)."""
+    _inductor.unregister()
+    try:
+        return function(*args)
+    finally:
+        _inductor.register()
+
+
+def code_status(name: str) -> dict:
+    """Compiles each case's torchops version with and without the lowerings (and its builtin
+    version) at one size and reads the generated code: whether it calls torch.ops.torchops,
+    and how many C++ kernels it has. run_and_get_code resets Dynamo, so this runs first."""
+    fn_torchops, fn_builtin, inputs = CASES[name]
+    args = inputs(CODE_CHECK_SIZE)
+
+    def read(code):
+        text = "\n".join(code)
+        return {"calls torchops": "torch.ops.torchops" in text, "kernels": text.count("async_compile.cpp_pybinding("),
+                "sources": re.findall(r"r'''(.*?)'''", text, re.DOTALL)}  # the C++ of each kernel
+
+    status = {"torchops compiled": read(run_and_get_code(compiled(fn_torchops), *args)[1]),
+              "extern compiled": read(without_lowerings(run_and_get_code, compiled(fn_torchops), *args)[1]),
+              "builtin compiled": read(run_and_get_code(compiled(fn_builtin), *args)[1])}
+    status["code"] = "extern" if status["torchops compiled"]["calls torchops"] else "fused"
+    # Kernels identical to the builtin chain's: then only the Python side (Dynamo's guards) can differ.
+    status["same C++ as builtin"] = status["torchops compiled"]["sources"] == status["builtin compiled"]["sources"]
+    for contender in CODE_CONTENDERS:
+        del status[contender]["sources"]
+    return status
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking and timing.
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit for bit (so NaNs compare, -0.0 differs from 0.0)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.is_floating_point:
+        as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        a, b = a.view(as_int), b.view(as_int)
+    return torch.equal(a, b)
+
+
+def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[float]]:
+    """bench.measure (batches of >= ~1 ms, every contender once per repetition), but in a fresh
+    random order each repetition instead of a rotation.
+
+    A rotation keeps each contender's predecessor the same, and from 1M elements a call is
+    slower after one that swept more memory (its input and output evicted from the caches):
+    two copies of the same compiled hash64 at 1M, 1 thread, differed 1.4x, the slower always
+    the one after `extern compiled`. In a random order every contender follows each of the
+    others as often, so that cost falls on all alike.
+    """
+    names = list(functions)
+    number, sample_time = {}, {}
+    for name, function in functions.items():
+        function()  # warm-up
+        calls = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(calls):
+                function()
+            elapsed = time.perf_counter() - start
+            if elapsed >= SAMPLE_SECONDS:
+                break
+            calls = max(calls * 2, int(calls * SAMPLE_SECONDS * 1.2 / max(elapsed, 1e-9)))
+        number[name], sample_time[name] = calls, elapsed
+    reps = max(MIN_REPS, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
+
+    order = random.Random(0)  # the same orders in every run
+    samples = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            for name in order.sample(names, len(names)):
+                function, calls = functions[name], number[name]
+                start = time.perf_counter()
+                for _ in range(calls):
+                    function()
+                samples[name].append((time.perf_counter() - start) / calls)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
+def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_contender: float) -> dict:
+    args = CASES[name][2](size)
+    row = {"case": name, "size": size, "threads": threads}
+    # The first call compiles (the extern one without the lowerings); then every output is
+    # compared with eager torchops's, one at a time (at 16M a hash64 output is 128 MB).
+    expected = functions["torchops eager"](*args)
+    wrong = []
+    for contender, function in functions.items():
+        first_call = without_lowerings if contender == "extern compiled" else (lambda f, *a: f(*a))
+        if not same(first_call(function, *args), expected):
+            wrong.append(contender)
+    del expected
+    row["verified"] = "ok" if not wrong else "MISMATCH: " + ", ".join(wrong)
+    if wrong:
+        return row  # never time a wrong answer
+
+    calls = {contender: (lambda f: lambda: f(*args))(function) for contender, function in functions.items()}
+    samples = measure(calls, seconds_per_contender)
+    for _ in range(RETRIES):  # too noisy (a busy machine): measure again, keep the calmer measurement
+        if max(map(spread, samples.values())) <= MAX_SPREAD:
+            break
+        again = measure(calls, seconds_per_contender)
+        if max(map(spread, again.values())) < max(map(spread, samples.values())):
+            samples = again
+    times = {contender: statistics.median(values) for contender, values in samples.items()}
+    for contender, seconds in times.items():
+        row[f"{KEYS[contender]}_us"] = seconds * 1e6
+    row["spread"] = spread(samples["torchops compiled"])
+    row["reps"] = len(samples["torchops compiled"])
+    mine = times["torchops compiled"]
+    row["x_builtin"] = times["builtin compiled"] / mine  # > 1: compiled torchops is faster
+    row["x_eager"] = times["torchops eager"] / mine
+    row["x_extern"] = times["extern compiled"] / mine
+    return row
+
+
+def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code: dict) -> list[dict]:
+    rows = []
+    waited = 0.0
+    start = time.time()
+    for threads in THREADS:
+        torch.set_num_threads(threads)
+        torch._dynamo.reset()  # compile again: the generated code is made for one thread count
+        for name, (fn_torchops, fn_builtin, _) in CASES.items():
+            functions = {"torchops compiled": compiled(fn_torchops), "builtin compiled": compiled(fn_builtin),
+                         "torchops eager": fn_torchops, "extern compiled": compiled(code_copy(fn_torchops))}
+            for size in sizes:
+                busy = False
+                if threads > 1:
+                    seconds, busy = wait_for_cores(min(15.0, max(0.0, wait_budget - waited)))
+                    waited += seconds
+                row = run_case(name, functions, size, threads, seconds_per_contender)
+                row["cores_busy"] = threads > 1 and (busy or cores_busy())
+                rows.append(row)
+                print(f"[{time.time() - start:5.0f}s] {' '.join(cells(row, code))}", flush=True)
+    if waited > 1:
+        print(f"waited {waited:.0f} s in all for other processes to free a core", flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting.
+
+COLUMNS = ["case", "size", "thr", "code", "torchops compiled µs", "IQR", "builtin compiled µs", "torchops eager µs",
+           "extern compiled µs", "×builtin", "×eager", "extern→fused"]
+
+
+def cells(row: dict, code: dict) -> list[str]:
+    def us(key):
+        return f"{row[key]:.1f}" if row[key] < 1000 else f"{row[key]:.0f}"
+
+    case = [row["case"], size_label(row["size"]), str(row["threads"]), code.get(row["case"], {}).get("code", "?")]
+    if "compiled_us" not in row:
+        return case + [row["verified"]] + [""] * 7
+    noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
+    return case + [us("compiled_us"), noise, us("builtin_us"), us("eager_us"), us("extern_us"),
+                   f"{row['x_builtin']:.2f}", f"{row['x_eager']:.2f}", f"{row['x_extern']:.2f}"]
+
+
+def text_table(rows: list[dict], code: dict) -> str:
+    table = [COLUMNS] + [cells(row, code) for row in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+             for line in table]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def markdown_table(rows: list[dict], code: dict) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * 4 + "---:|" * (len(COLUMNS) - 4)]
+    lines += ["| " + " | ".join(cell.replace("*", "\\*") for cell in cells(row, code)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def code_text(code: dict) -> str:
+    lines = []
+    for name, status in code.items():
+        parts = [f"{contender}: {'calls torch.ops.torchops' if status[contender]['calls torchops'] else 'inline'}, "
+                 f"{status[contender]['kernels']} C++ kernel(s)" for contender in CODE_CONTENDERS]
+        same = ", the same C++ as the builtin chain's" if status["same C++ as builtin"] else ""
+        lines.append(f"  {name:<12} {status['code']}{same} ({'; '.join(parts)})")
+    return "\n".join(lines)
+
+
+def targets_text(rows: list[dict], code: dict) -> str:
+    timed = [r for r in rows if "compiled_us" in r]
+    calm = [r for r in timed if not r["cores_busy"]]
+    left_out = len(timed) - len(calm)
+    lines = ["TARGETS (ratios of median times; > 1 means compiled torchops is faster"
+             + (f"; {left_out} rows left out, measured while another process held a core)" if left_out else ")")]
+    targets = [
+        ("compiled torchops >= 1.0x the compiled builtin chain, every case", calm, "x_builtin", 1.0),
+        ("compiled torchops >= 2x eager torchops from 1M elements",
+         [r for r in calm if r["size"] >= M], "x_eager", 2.0),
+    ]
+    for title, selected, key, threshold in targets:
+        if not selected:
+            lines.append(f"  NOT MEASURED {title}")
+            continue
+        misses = sorted((r for r in selected if r[key] < threshold), key=lambda r: r[key])
+        worst = min(selected, key=lambda r: r[key])
+        if not misses:
+            lines.append(f"  PASS         {title}\n"
+                         f"                 {len(selected)} rows, worst {worst[key]:.3f}x ({row_name(worst)})")
+            continue
+        lines.append(f"  MISS         {title}\n"
+                     f"                 {len(misses)} of {len(selected)} rows below {threshold}x:")
+        for r in misses:
+            note = " (within the noise of one run)" if r[key] >= threshold * NOISE else ""
+            lines.append(f"                 {r[key]:.3f}x {row_name(r)}{note}")
+    extern = [name for name, status in code.items() if status["code"] != "fused"]
+    lines.append(f"  {'PASS' if not extern else 'MISS':<12} the generated code of every compiled torchops case is "
+                 f"fused (no torch.ops.torchops call)" + (f": extern in {', '.join(extern)}" if extern else ""))
+    return "\n".join(lines)
+
+
+def row_name(row: dict) -> str:
+    return f"{row['case']} {size_label(row['size'])} thr={row['threads']}"
+
+
+def write_results(rows, code, info, targets, out_dir, mode, wall_seconds):
+    os.makedirs(out_dir, exist_ok=True)
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    with open(os.path.join(out_dir, "results.csv"), "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys + ["code"])
+        writer.writeheader()
+        writer.writerows({**row, "code": code[row["case"]]["code"]} for row in rows)
+    with open(os.path.join(out_dir, "results.json"), "w") as handle:
+        json.dump({"machine": info, "mode": mode, "wall_seconds": round(wall_seconds, 1),
+                   "generated_code": code, "rows": rows}, handle, indent=1)
+    machine = "\n".join(f"- {key}: {value}" for key, value in info.items())
+    with open(os.path.join(out_dir, "results.md"), "w") as handle:
+        handle.write(f"""# torchops compiled-graph benchmark results ({mode} run)
+
+Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {wall_seconds:.0f} s.
+
+## Machine
+
+{machine}
+
+## How to read the table
+
+- Cases (each written with torchops ops and with the PyTorch builtins that give the same bits):
+  `unpack4`: packed signed int4 (a uint8 tensor of size/2 bytes) to float32, `(q - zero) * scale`,
+  the low nibble (`(q << 4) >> 4` on int8) and the high one (`q >> 4`) interleaved;
+  `hash64`: splitmix64's finalizer on int64 keys, logical right shifts (builtin: `(x >> k) & mask`),
+  wrapping multiplies, `& (2**20 - 1)`; `sign_select`: `torch.where(signbit(x), 0.125 * x, 1.5 * x)`, float32.
+- `size`: elements of the output (= of the input, except `unpack4`, whose input has size/2 bytes).
+  `thr`: torch.set_num_threads; every graph is compiled for the thread count it runs at.
+- Contenders: `torchops compiled` = `torch.compile(fullgraph=True, dynamic=False)` of the torchops
+  version with the Inductor lowerings; `builtin compiled` = the same of the builtin version;
+  `torchops eager` = the torchops version uncompiled; `extern compiled` = the torchops version
+  compiled with the lowerings unregistered (Inductor calls the C++ kernels as opaque ops).
+  Each call returns a fresh output (functional), so every contender pays its allocations.
+- Times: medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every contender
+  once, in a fresh random order (from 1M elements a call runs slower after one that swept more
+  memory, and a rotation would give each contender the same predecessor every time); a sample
+  batches calls up to ~1 ms; compiling happens before, outside the timing. Every contender's
+  output is checked bit for bit against eager torchops's before timing.
+- `×builtin` = builtin compiled / torchops compiled, `×eager` = torchops eager / torchops compiled,
+  `extern→fused` = extern compiled / torchops compiled (> 1: torchops compiled faster).
+- `code`: `fused` when the generated code of `torchops compiled` no longer calls `torch.ops.torchops`
+  (read once per case at {size_label(CODE_CHECK_SIZE)} with `torch._inductor.utils.run_and_get_code`; details below).
+- `IQR`: interquartile range / median of the torchops compiled samples; `*`: a 2-thread row measured
+  while another process held a core (left out of the TARGETS). Ratios near 1 vary by ~10% between runs.
+
+## Targets
+
+```
+{targets}
+```
+
+## Generated code (at {size_label(CODE_CHECK_SIZE)} elements)
+
+```
+{code_text(code)}
+```
+
+## Results
+
+{markdown_table(rows, code)}
+""")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help=f"sizes {', '.join(map(size_label, QUICK_SIZES))} only, "
+                                                             "fewer repetitions")
+    parser.add_argument("--out-dir", help="default: benchmarks/results/compiled (--quick: .../compiled/quick)")
+    args = parser.parse_args()
+    if args.out_dir is None:
+        results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "compiled")
+        args.out_dir = os.path.join(results, "quick") if args.quick else results
+
+    start = time.time()
+    load_at_start = os.getloadavg()[0]
+    torch.manual_seed(0)
+    all_threads = torch.get_num_threads()
+    mode = "quick" if args.quick else "full"
+    _inductor.register()  # in case something took them out; a no-op when they are in
+    if not _inductor.registered():
+        print(f"warning: torchops's Inductor lowerings are not enabled (torch {torch.__version__}, written for "
+              f"{_inductor.WRITTEN_FOR}, or TORCHOPS_INDUCTOR_LOWERINGS=0): 'torchops compiled' is extern too",
+              flush=True)
+    if load_at_start > 0.5:
+        print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "
+              "2-thread times suffer most", flush=True)
+    sizes = QUICK_SIZES if args.quick else SIZES
+    print(f"torchops compiled-graph benchmark ({mode}): {len(CASES)} cases x {len(sizes)} sizes x threads "
+          f"{THREADS}; compiling takes seconds per graph", flush=True)
+
+    try:
+        torch.set_num_threads(1)
+        code = {name: code_status(name) for name in CASES}
+        print("generated code:\n" + code_text(code), flush=True)
+        rows = run(sizes, 0.03 if args.quick else 0.2, 5.0 if args.quick else 120.0, code)
+    finally:
+        torch.set_num_threads(all_threads)
+        _inductor.register()
+
+    wall = time.time() - start
+    level = level_in_use()
+    info = machine_info([level], level, all_threads)
+    info["torchops source"] = source_version()
+    info["lowerings registered"] = _inductor.registered()
+    info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
+    targets = targets_text(rows, code)
+    print()
+    print(text_table(rows, code))
+    print("µs: median per call; IQR: noise of torchops compiled's samples; *: measured while another process "
+          "held a core (left out of TARGETS); ×: other / torchops compiled (> 1: torchops compiled faster)")
+    print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
+    print("\n" + targets)
+    write_results(rows, code, info, targets, args.out_dir, mode, wall)
+    print(f"\nresults written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
+    mismatches = [r for r in rows if r["verified"] != "ok"]
+    if mismatches:
+        print(f"\n{len(mismatches)} case(s) not timed because outputs differ:", file=sys.stderr)
+        for row in mismatches:
+            print(f"  {row_name(row)}: {row['verified']}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
