@@ -409,6 +409,19 @@ def spread(samples: list[float]) -> float:
     return (quartiles[2] - quartiles[0]) / statistics.median(samples)
 
 
+def calmest(measure_once) -> dict[str, list[float]]:
+    """measure_once() (contender -> samples), measured again while too noisy (a busy machine),
+    up to RETRIES times; the calmest of the measurements."""
+    samples = measure_once()
+    for _ in range(RETRIES):
+        if max(map(spread, samples.values())) <= MAX_SPREAD:
+            break
+        again = measure_once()
+        if max(map(spread, again.values())) < max(map(spread, samples.values())):
+            samples = again
+    return samples
+
+
 # ---------------------------------------------------------------------------------------------
 # Running the cases.
 
@@ -426,13 +439,7 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     if wrong:
         return row  # never time a wrong answer
     functions = {name: function for name, (_, function, _) in contenders.items()}
-    samples = measure(functions, seconds_per_contender)
-    for _ in range(RETRIES):  # too noisy (a busy machine): measure again, keep the calmer measurement
-        if max(map(spread, samples.values())) <= MAX_SPREAD:
-            break
-        again = measure(functions, seconds_per_contender)
-        if max(map(spread, again.values())) < max(map(spread, samples.values())):
-            samples = again
+    samples = calmest(lambda: measure(functions, seconds_per_contender))
     times = {name: statistics.median(values) for name, values in samples.items()}
     for name, seconds in times.items():
         row[f"{name}_us"] = seconds * 1e6

@@ -21,6 +21,8 @@ and runs as four contenders, in one process, alternating inside each repetition:
   torchops eager     the torchops version, uncompiled
   extern compiled    the torchops version compiled with the lowerings unregistered: Inductor
                      calls the C++ kernels as opaque ops (the state before the lowerings)
+  builtin again      the builtin version compiled a second time (a copy of its code): the same
+                     code as `builtin compiled`, so their ratio (A/A) is the noise of the row
 
 Every function returns a fresh output (functional style, as a compiled model would). Before
 timing, each case checks once that every contender's output equals eager torchops's bit for
@@ -54,7 +56,7 @@ from torchops import _inductor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import (  # noqa: E402  (the timing and machine helpers; importing bench only defines them)
-    MAX_REPS, MAX_SPREAD, NOISE, RETRIES, SAMPLE_SECONDS, K, M, cores_busy, level_in_use, machine_info,
+    MAX_REPS, NOISE, SAMPLE_SECONDS, K, M, calmest, cores_busy, level_in_use, machine_info,
     random_values, size_label, source_version, spread, wait_for_cores,
 )
 
@@ -62,7 +64,7 @@ SIZES = [64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output
 QUICK_SIZES = [64 * K, M]
 THREADS = [1, 2]
 KEYS = {"torchops compiled": "compiled", "builtin compiled": "builtin", "torchops eager": "eager",
-        "extern compiled": "extern"}  # column names in results.csv/json: <key>_us
+        "extern compiled": "extern", "builtin again": "builtin_again"}  # column names in results.csv/json: <key>_us
 CODE_CHECK_SIZE = 64 * K
 MIN_REPS = 9  # more than bench.py's 5: a random order (see measure) needs more repetitions to even out
 CODE_CONTENDERS = ["torchops compiled", "extern compiled", "builtin compiled"]  # whose generated code is read
@@ -272,13 +274,7 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
         return row  # never time a wrong answer
 
     calls = {contender: (lambda f: lambda: f(*args))(function) for contender, function in functions.items()}
-    samples = measure(calls, seconds_per_contender)
-    for _ in range(RETRIES):  # too noisy (a busy machine): measure again, keep the calmer measurement
-        if max(map(spread, samples.values())) <= MAX_SPREAD:
-            break
-        again = measure(calls, seconds_per_contender)
-        if max(map(spread, again.values())) < max(map(spread, samples.values())):
-            samples = again
+    samples = calmest(lambda: measure(calls, seconds_per_contender))
     times = {contender: statistics.median(values) for contender, values in samples.items()}
     for contender, seconds in times.items():
         row[f"{KEYS[contender]}_us"] = seconds * 1e6
@@ -288,6 +284,7 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
     row["x_builtin"] = times["builtin compiled"] / mine  # > 1: compiled torchops is faster
     row["x_eager"] = times["torchops eager"] / mine
     row["x_extern"] = times["extern compiled"] / mine
+    row["a_a"] = times["builtin again"] / times["builtin compiled"]  # identical code: 1 but for noise
     return row
 
 
@@ -300,7 +297,8 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
         torch._dynamo.reset()  # compile again: the generated code is made for one thread count
         for name, (fn_torchops, fn_builtin, _) in CASES.items():
             functions = {"torchops compiled": compiled(fn_torchops), "builtin compiled": compiled(fn_builtin),
-                         "torchops eager": fn_torchops, "extern compiled": compiled(code_copy(fn_torchops))}
+                         "torchops eager": fn_torchops, "extern compiled": compiled(code_copy(fn_torchops)),
+                         "builtin again": compiled(code_copy(fn_builtin))}
             for size in sizes:
                 busy = False
                 if threads > 1:
@@ -319,7 +317,7 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
 # Reporting.
 
 COLUMNS = ["case", "size", "thr", "code", "torchops compiled µs", "IQR", "builtin compiled µs", "torchops eager µs",
-           "extern compiled µs", "×builtin", "×eager", "extern→fused"]
+           "extern compiled µs", "×builtin", "A/A", "×eager", "extern→fused"]
 
 
 def cells(row: dict, code: dict) -> list[str]:
@@ -331,7 +329,7 @@ def cells(row: dict, code: dict) -> list[str]:
         return case + [row["verified"]] + [""] * 7
     noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
     return case + [us("compiled_us"), noise, us("builtin_us"), us("eager_us"), us("extern_us"),
-                   f"{row['x_builtin']:.2f}", f"{row['x_eager']:.2f}", f"{row['x_extern']:.2f}"]
+                   f"{row['x_builtin']:.2f}", f"{row['a_a']:.2f}", f"{row['x_eager']:.2f}", f"{row['x_extern']:.2f}"]
 
 
 def text_table(rows: list[dict], code: dict) -> str:
@@ -384,7 +382,12 @@ def targets_text(rows: list[dict], code: dict) -> str:
                      f"                 {len(misses)} of {len(selected)} rows below {threshold}x:")
         for r in misses:
             note = " (within the noise of one run)" if r[key] >= threshold * NOISE else ""
+            if key == "x_builtin":  # the same row's builtin against itself
+                note += f", A/A {r['a_a']:.3f}"
             lines.append(f"                 {r[key]:.3f}x {row_name(r)}{note}")
+    medians = ", ".join(f"{name} {statistics.median(r['x_builtin'] for r in calm if r['case'] == name):.2f}x"
+                        for name in CASES if any(r["case"] == name for r in calm))
+    lines.append(f"  median x_builtin per case: {medians}")
     extern = [name for name, status in code.items() if status["code"] != "fused"]
     lines.append(f"  {'PASS' if not extern else 'MISS':<12} the generated code of every compiled torchops case is "
                  f"fused (no torch.ops.torchops call)" + (f": extern in {', '.join(extern)}" if extern else ""))
@@ -434,7 +437,9 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   memory, and a rotation would give each contender the same predecessor every time); a sample
   batches calls up to ~1 ms; compiling happens before, outside the timing. Every contender's
   output is checked bit for bit against eager torchops's before timing.
-- `×builtin` = builtin compiled / torchops compiled, `×eager` = torchops eager / torchops compiled,
+- `×builtin` = builtin compiled / torchops compiled, `A/A` = builtin again / builtin compiled
+  (the same code twice: how far from 1 this row's noise alone moves a ratio),
+  `×eager` = torchops eager / torchops compiled,
   `extern→fused` = extern compiled / torchops compiled (> 1: torchops compiled faster).
 - `code`: `fused` when the generated code of `torchops compiled` no longer calls `torch.ops.torchops`
   (read once per case at {size_label(CODE_CHECK_SIZE)} with `torch._inductor.utils.run_and_get_code`; details below).

@@ -125,8 +125,8 @@ def _lowerings() -> dict:
     table = {}
 
     def lowers(overload):
-        """Registers the decorated lowering for `overload`; it returns None to ask for the
-        C++ kernel instead (a dtype Inductor cannot express)."""
+        """Registers the decorated lowering for `overload`; it returns _CALL_KERNEL to ask for
+        the C++ kernel instead (a dtype Inductor cannot express)."""
 
         def decorate(lower):
             def lower_or_call_kernel(*args, **kwargs):
@@ -141,20 +141,14 @@ def _lowerings() -> dict:
         return decorate
 
     def shift_values(x, count, in_range, dtype: torch.dtype, left: bool, arithmetic: bool):
-        """The shift of docs/semantics.md section 2 on values of `dtype`. `in_range` is
-        `0 <= count < n`: a bool value, or a Python bool when the count is a constant."""
+        """The shift of docs/semantics.md section 2 on values of `dtype`, by a count known at
+        run time; `in_range` is the bool value `0 <= count < n`."""
         bits = torch.iinfo(dtype).bits
         zero = ops.constant(0, dtype)
         if not left and arithmetic and dtype.is_signed:
             # Out of range, the sign fill alone: a shift by n - 1.
-            if in_range is not True:
-                last = ops.constant(bits - 1, dtype)
-                count = last if in_range is False else ops.where(in_range, count, last)
-            return ops.bitwise_right_shift(x, count)
-        if in_range is False:
-            return zero
-        if in_range is not True:
-            count = ops.where(in_range, count, zero)
+            return ops.bitwise_right_shift(x, ops.where(in_range, count, ops.constant(bits - 1, dtype)))
+        count = ops.where(in_range, count, zero)
         if left:
             shifted = ops.bitwise_left_shift(x, count)
         elif dtype.is_signed:  # logical: clear the `count` copies of the sign bit that entered
@@ -163,7 +157,24 @@ def _lowerings() -> dict:
             shifted = ops.bitwise_and(ops.bitwise_right_shift(x, count), ops.bitwise_not(filled))
         else:
             shifted = ops.bitwise_right_shift(x, count)
-        return shifted if in_range is True else ops.where(in_range, shifted, zero)
+        return ops.where(in_range, shifted, zero)
+
+    def shift_by_constant(x, count: int, dtype: torch.dtype, left: bool, arithmetic: bool):
+        """The same by a count known while compiling: settled here, so the generated code is
+        what the builtin composite gives (a logical shift: the arithmetic one and a mask)."""
+        bits = torch.iinfo(dtype).bits
+        if not left and arithmetic and dtype.is_signed:
+            return ops.bitwise_right_shift(x, ops.constant(count if 0 <= count < bits else bits - 1, dtype))
+        if not 0 <= count < bits:
+            return ops.constant(0, dtype)
+        if count == 0:
+            return x
+        if left:
+            return ops.bitwise_left_shift(x, ops.constant(count, dtype))
+        shifted = ops.bitwise_right_shift(x, ops.constant(count, dtype))
+        if dtype.is_signed:  # logical: keep the low n - count bits
+            shifted = ops.bitwise_and(shifted, ops.constant((1 << (bits - count)) - 1, dtype))
+        return shifted
 
     def result_dtype(x, y) -> torch.dtype:
         # torch.result_type sees dtypes and whether a tensor is 0-d, as the fake kernel does.
@@ -197,16 +208,15 @@ def _lowerings() -> dict:
 
         def fn(x_value):
             # A Python int count is taken by its value (section 4.2).
+            left = direction.upper() == "LEFT"
             if isinstance(y, int):
-                in_range = 0 <= y < bits
-                count = ops.constant(y if in_range else 0, dtype)
-            else:  # a symbolic int (dynamic=True): its int64 value is compared at run time
-                value = ops.index_expr(y, torch.int64)
-                in_range = ops.and_(
-                    ops.ge(value, ops.constant(0, torch.int64)), ops.lt(value, ops.constant(bits, torch.int64))
-                )
-                count = ops.to_dtype(value, dtype)
-            return shift_values(x_value, count, in_range, dtype, direction.upper() == "LEFT", arithmetic)
+                return shift_by_constant(x_value, y, dtype, left, arithmetic)
+            # A symbolic int (dynamic=True): its int64 value is compared at run time.
+            value = ops.index_expr(y, torch.int64)
+            in_range = ops.and_(
+                ops.ge(value, ops.constant(0, torch.int64)), ops.lt(value, ops.constant(bits, torch.int64))
+            )
+            return shift_values(x_value, ops.to_dtype(value, dtype), in_range, dtype, left, arithmetic)
 
         return make_pointwise(fn, override_return_dtype=dtype)(x)
 
