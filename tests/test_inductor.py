@@ -28,6 +28,8 @@ from torch._inductor.utils import run_and_get_code
 import model
 import torchops
 from conftest import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
     OPERATIONS,
     assert_same_tensors,
     dtype_id,
@@ -48,9 +50,8 @@ BEST = list(LEVELS)[-1]
 _CXX = os.environ.get("TORCHOPS_TEST_INDUCTOR_CXX")
 
 BYTE_DTYPES = [torch.int8, torch.uint8]
-WIDER_FUSED = [torch.int16, torch.int32, torch.int64]
-UNFUSED = [dtype for dtype in (torch.uint16, torch.uint32, torch.uint64) if dtype not in _inductor.FUSED_SHIFT_DTYPES]
-FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+WIDER_FUSED = [dtype for dtype in _inductor.FUSED_SHIFT_DTYPES if dtype not in BYTE_DTYPES]
+UNFUSED = [dtype for dtype in INT_DTYPES if dtype not in _inductor.FUSED_SHIFT_DTYPES]
 TAIL = 13  # extra elements: an odd length leaves a tail after every vector loop
 
 
@@ -295,7 +296,7 @@ def test_signbit_of_every_float_bit_pattern_class(dtype, level):
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 def test_signbit_of_integers_and_bool(dynamic, rng):
-    for dtype in [*model.INTEGER_DTYPES, torch.bool]:
+    for dtype in [*INT_DTYPES, torch.bool]:
         if dtype == torch.bool:
             x = torch.tensor([True, False] * 40 + [True] * TAIL)
         else:
