@@ -37,6 +37,7 @@ import json
 import math
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -359,12 +360,14 @@ def batch_seconds(function, calls: int) -> float:
     return best
 
 
-def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[float]]:
+def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_REPS,
+            shuffle: random.Random | None = None) -> dict[str, list[float]]:
     """Samples (seconds per call) of each function, from alternating, repeated runs.
 
     A sample times `number` back-to-back calls (enough for ~1 ms) and divides; all contenders
     get the same number of repetitions, enough for `seconds_per_contender` of samples each
-    (at least MIN_REPS); each repetition runs them in a rotated order.
+    (at least `min_reps`); each repetition runs them in a rotated order, or in an order drawn
+    from `shuffle` (when a contender's speed depends on the one before it: compiled.py).
     """
     names = list(functions)
     number, sample_time = {}, {}
@@ -380,10 +383,10 @@ def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[flo
             if elapsed >= SAMPLE_SECONDS:
                 break
             calls = max(calls * 2, int(calls * SAMPLE_SECONDS * 1.2 / max(elapsed, 1e-9)))
-        if elapsed < seconds_per_contender / MIN_REPS:  # the estimate sets the repetitions: don't let noise cut them
+        if elapsed < seconds_per_contender / min_reps:  # the estimate sets the repetitions: don't let noise cut them
             elapsed = min(elapsed, batch_seconds(function, calls))
         number[name], sample_time[name] = calls, elapsed
-    reps = max(MIN_REPS, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
+    reps = max(min_reps, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
 
     samples = {name: [] for name in names}
     gc_was_enabled = gc.isenabled()
@@ -391,7 +394,8 @@ def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[flo
     try:
         for rep in range(reps):
             rotation = rep % len(names)
-            for name in names[rotation:] + names[:rotation]:
+            order = shuffle.sample(names, len(names)) if shuffle else names[rotation:] + names[:rotation]
+            for name in order:
                 function, calls = functions[name], number[name]
                 start = time.perf_counter()
                 for _ in range(calls):
@@ -407,6 +411,17 @@ def spread(samples: list[float]) -> float:
     """Interquartile range / median: how noisy a measurement is."""
     quartiles = statistics.quantiles(samples, n=4)
     return (quartiles[2] - quartiles[0]) / statistics.median(samples)
+
+
+def record_times(row: dict, samples: dict[str, list[float]], mine: str, key=lambda name: name) -> dict[str, float]:
+    """Each contender's median into row[<key(name)>_us] (µs), the noise and repetitions of
+    `mine`'s samples into row["spread"] and row["reps"]; returns the medians (seconds)."""
+    times = {name: statistics.median(values) for name, values in samples.items()}
+    for name, seconds in times.items():
+        row[f"{key(name)}_us"] = seconds * 1e6
+    row["spread"] = spread(samples[mine])
+    row["reps"] = len(samples[mine])
+    return times
 
 
 def calmest(measure_once) -> dict[str, list[float]]:
@@ -440,11 +455,7 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
         return row  # never time a wrong answer
     functions = {name: function for name, (_, function, _) in contenders.items()}
     samples = calmest(lambda: measure(functions, seconds_per_contender))
-    times = {name: statistics.median(values) for name, values in samples.items()}
-    for name, seconds in times.items():
-        row[f"{name}_us"] = seconds * 1e6
-    row["spread"] = spread(samples["torchops"])
-    row["reps"] = len(samples["torchops"])
+    times = record_times(row, samples, "torchops")
     mine = times["torchops"]
     row["gbps"] = row["bytes"] / mine / 1e9
     for name, ratio_name in [("torch", "x_torch"), ("numpy", "x_numpy"), ("bandwidth", "x_bandwidth")]:
@@ -880,11 +891,16 @@ def main() -> None:
     write_results(rows, info, targets, args.out_dir, mode, wall)
     print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
     print(f"results written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
+    exit_if_mismatched(rows, case_name)
+
+
+def exit_if_mismatched(rows: list[dict], name_of) -> None:
+    """Exit 1, listing them, if any case was not timed because its outputs differ."""
     mismatches = [r for r in rows if r["verified"] != "ok"]
     if mismatches:
         print(f"\n{len(mismatches)} case(s) not timed because outputs differ:", file=sys.stderr)
         for row in mismatches:
-            print(f"  {case_name(row)}: {row['verified']}", file=sys.stderr)
+            print(f"  {name_of(row)}: {row['verified']}", file=sys.stderr)
         sys.exit(1)
 
 

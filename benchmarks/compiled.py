@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gc
 import json
-import math
 import os
 import random
 import re
@@ -56,9 +54,10 @@ from torchops import _inductor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import (  # noqa: E402  (the timing and machine helpers; importing bench only defines them)
-    MAX_REPS, NOISE, SAMPLE_SECONDS, K, M, calmest, cores_busy, level_in_use, machine_info,
-    random_values, size_label, source_version, spread, wait_for_cores,
+    NOISE, K, M, calmest, cores_busy, exit_if_mismatched, level_in_use, machine_info,
+    random_values, record_times, size_label, source_version, wait_for_cores,
 )
+from bench import measure as bench_measure  # noqa: E402
 
 SIZES = [64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output
 QUICK_SIZES = [64 * K, M]
@@ -214,47 +213,15 @@ def same(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[float]]:
-    """bench.measure (batches of >= ~1 ms, every contender once per repetition), but in a fresh
-    random order each repetition instead of a rotation.
+    """bench.measure in a fresh random order each repetition instead of a rotation.
 
     A rotation keeps each contender's predecessor the same, and from 1M elements a call is
     slower after one that swept more memory (its input and output evicted from the caches):
     two copies of the same compiled hash64 at 1M, 1 thread, differed 1.4x, the slower always
     the one after `extern compiled`. In a random order every contender follows each of the
-    others as often, so that cost falls on all alike.
+    others as often, so that cost falls on all alike; that takes more repetitions to even out.
     """
-    names = list(functions)
-    number, sample_time = {}, {}
-    for name, function in functions.items():
-        function()  # warm-up
-        calls = 1
-        while True:
-            start = time.perf_counter()
-            for _ in range(calls):
-                function()
-            elapsed = time.perf_counter() - start
-            if elapsed >= SAMPLE_SECONDS:
-                break
-            calls = max(calls * 2, int(calls * SAMPLE_SECONDS * 1.2 / max(elapsed, 1e-9)))
-        number[name], sample_time[name] = calls, elapsed
-    reps = max(MIN_REPS, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
-
-    order = random.Random(0)  # the same orders in every run
-    samples = {name: [] for name in names}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(reps):
-            for name in order.sample(names, len(names)):
-                function, calls = functions[name], number[name]
-                start = time.perf_counter()
-                for _ in range(calls):
-                    function()
-                samples[name].append((time.perf_counter() - start) / calls)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return samples
+    return bench_measure(functions, seconds_per_contender, min_reps=MIN_REPS, shuffle=random.Random(0))
 
 
 def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_contender: float) -> dict:
@@ -275,11 +242,7 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
 
     calls = {contender: (lambda f: lambda: f(*args))(function) for contender, function in functions.items()}
     samples = calmest(lambda: measure(calls, seconds_per_contender))
-    times = {contender: statistics.median(values) for contender, values in samples.items()}
-    for contender, seconds in times.items():
-        row[f"{KEYS[contender]}_us"] = seconds * 1e6
-    row["spread"] = spread(samples["torchops compiled"])
-    row["reps"] = len(samples["torchops compiled"])
+    times = record_times(row, samples, "torchops compiled", key=KEYS.get)
     mine = times["torchops compiled"]
     row["x_builtin"] = times["builtin compiled"] / mine  # > 1: compiled torchops is faster
     row["x_eager"] = times["torchops eager"] / mine
@@ -515,12 +478,7 @@ def main() -> None:
     print("\n" + targets)
     write_results(rows, code, info, targets, args.out_dir, mode, wall)
     print(f"\nresults written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
-    mismatches = [r for r in rows if r["verified"] != "ok"]
-    if mismatches:
-        print(f"\n{len(mismatches)} case(s) not timed because outputs differ:", file=sys.stderr)
-        for row in mismatches:
-            print(f"  {row_name(row)}: {row['verified']}", file=sys.stderr)
-        sys.exit(1)
+    exit_if_mismatched(rows, row_name)
 
 
 if __name__ == "__main__":
