@@ -550,19 +550,29 @@ def format_row(row: dict) -> str:
     return " ".join(cells(row))
 
 
-def text_table(rows: list[dict]) -> str:
-    table = [COLUMNS] + [cells(row) for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i < 6 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+def aligned_table(columns: list[str], body: list[list[str]], left: int) -> str:
+    """Plain-text table: the first `left` columns aligned left, the others (numbers) right."""
+    table = [columns] + body
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
              for line in table]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
 
-def markdown_table(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * 6 + "---:|" * (len(COLUMNS) - 6)]
-    lines += ["| " + " | ".join(cell.replace("*", "\\*") for cell in cells(row)) + " |" for row in rows]
+def markdown_rows(columns: list[str], body: list[list[str]], left: int) -> str:
+    """The same as a Markdown table."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * left + "---:|" * (len(columns) - left)]
+    lines += ["| " + " | ".join(cell.replace("*", "\\*") for cell in line) + " |" for line in body]
     return "\n".join(lines)
+
+
+def text_table(rows: list[dict]) -> str:
+    return aligned_table(COLUMNS, [cells(row) for row in rows], left=6)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    return markdown_rows(COLUMNS, [cells(row) for row in rows], left=6)
 
 
 def case_name(row: dict) -> str:

@@ -54,8 +54,8 @@ from torchops import _inductor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import (  # noqa: E402  (the timing and machine helpers; importing bench only defines them)
-    NOISE, K, M, calmest, cores_busy, exit_if_mismatched, level_in_use, machine_info,
-    random_values, record_times, size_label, source_version, wait_for_cores,
+    NOISE, K, M, aligned_table, calmest, cores_busy, exit_if_mismatched, level_in_use, machine_info,
+    markdown_rows, random_values, record_times, size_label, source_version, wait_for_cores,
 )
 from bench import measure as bench_measure  # noqa: E402
 
@@ -289,25 +289,18 @@ def cells(row: dict, code: dict) -> list[str]:
 
     case = [row["case"], size_label(row["size"]), str(row["threads"]), code.get(row["case"], {}).get("code", "?")]
     if "compiled_us" not in row:
-        return case + [row["verified"]] + [""] * 7
+        return case + [row["verified"]] + [""] * (len(COLUMNS) - len(case) - 1)
     noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
     return case + [us("compiled_us"), noise, us("builtin_us"), us("eager_us"), us("extern_us"),
                    f"{row['x_builtin']:.2f}", f"{row['a_a']:.2f}", f"{row['x_eager']:.2f}", f"{row['x_extern']:.2f}"]
 
 
 def text_table(rows: list[dict], code: dict) -> str:
-    table = [COLUMNS] + [cells(row, code) for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
-             for line in table]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
+    return aligned_table(COLUMNS, [cells(row, code) for row in rows], left=4)
 
 
 def markdown_table(rows: list[dict], code: dict) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * 4 + "---:|" * (len(COLUMNS) - 4)]
-    lines += ["| " + " | ".join(cell.replace("*", "\\*") for cell in cells(row, code)) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_rows(COLUMNS, [cells(row, code) for row in rows], left=4)
 
 
 def code_text(code: dict) -> str:

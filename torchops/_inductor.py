@@ -233,7 +233,7 @@ def _lowerings() -> dict:
             def fn(value):
                 bits = ops.to_dtype_bitcast(ops.to_dtype(value, compute), as_int, compute)
                 return ops.lt(bits, ops.constant(0, as_int))
-        elif dtype != torch.bool and dtype.is_signed:
+        elif dtype.is_signed:  # bool is not
             def fn(value):
                 return ops.lt(value, ops.constant(0, dtype))
         else:
