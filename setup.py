@@ -77,6 +77,14 @@ def extensions():
     return [operator_library, python_binding]
 
 
+def onnx_requirements():
+    # One list for the extra and for CI: the lines of requirements-dev.txt after its "# onnx" marker.
+    with open(os.path.join(ROOT, "requirements-dev.txt")) as f:
+        lines = [line.strip() for line in f]
+    return [line for line in lines[lines.index("# onnx") + 1:] if line and not line.startswith("#")]
+
+
+ONNX_REQUIREMENTS = onnx_requirements()
 write_build_info()
 setup(
     name="torchops",
@@ -90,4 +98,7 @@ setup(
     python_requires=">=3.10",
     # The operator library is ABI-tied to the torch it was built against.
     install_requires=["torch==2.13.*"],
+    # torchops.onnx (docs/deploy.md#onnx): the releases it was written and tested against,
+    # pinned as in requirements-dev.txt.
+    extras_require={"onnx": ONNX_REQUIREMENTS},
 )

@@ -1,5 +1,5 @@
 """docs/deploy.md, executed: C++ programs (linked and dlopen'ed), TorchScript, torch.export
-and AOTInductor artifacts.
+and AOTInductor artifacts, ONNX models.
 
 The page's blocks marked `<!-- file: P -->` must equal the file P and those marked
 `<!-- from: P -->` must appear in it; its bash blocks run in order, as they stand, in a
@@ -71,7 +71,7 @@ def test_doc_shows_the_files_as_they_are():
     assert {path for (_, path), _ in marked} >= {
         "examples/shift_model.py", "examples/export_model.py", "examples/run_exported.py",
         "examples/cpp/CMakeLists.txt", "examples/cpp/run_shift_model.cpp", "examples/cpp/dlopen_shift_model.cpp",
-        "examples/dtensor_demo.py"}
+        "examples/dtensor_demo.py", "examples/export_onnx.py"}
     for (kind, path), text in marked:
         content = open(os.path.join(ROOT, path)).read()
         if kind == "file":
@@ -90,7 +90,8 @@ def test_doc_lists_the_cpp_api_as_declared():
 
 def test_doc_commands_run(deployed):
     directory, output = deployed
-    for name in ["shift_model.pt", "shift_model.pt2", "shift_model_aoti.pt2"]:
+    for name in ["shift_model.pt", "shift_model.pt2", "shift_model_aoti.pt2", "shift_model_opset20.onnx",
+                 "shift_model_opset28.onnx"]:
         assert (directory / "artifacts" / name).is_file()
 
 
@@ -126,7 +127,7 @@ def test_cpp_program_runs_torchscript_aoti_and_the_api_like_the_eager_model(depl
 def test_output_shown_in_the_doc_is_what_the_commands_print(deployed):
     _, output = deployed
     shown = [text for language, text, _ in doc_blocks() if language == "text"]
-    assert len(shown) == 2  # run_shift_model's and dtensor_demo.py's
+    assert len(shown) == 3  # run_shift_model's, export_onnx.py's and dtensor_demo.py's
     for line in "".join(shown).splitlines():
         assert line in output.splitlines(), f"docs/deploy.md shows {line!r}; the commands printed:\n{output}"
 

@@ -53,9 +53,13 @@ def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
     assert any(n.startswith("torchops/_binding") and n.endswith(".so") for n in names), names
     assert "torchops/include/torchops/ops.h" in names and "torchops/share/cmake/TorchOps/TorchOpsConfig.cmake" in names
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
-    requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+    requires = [line.removeprefix("Requires-Dist: ") for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
                 if line.startswith("Requires-Dist:")]
-    assert requires == ["Requires-Dist: torch==2.13.*"], requires
+    # torch, and the optional extra torchops[onnx] pinned as in requirements-dev.txt (CI installs those)
+    lines = [line.strip() for line in (ROOT / "requirements-dev.txt").read_text().splitlines()]
+    onnx_pins = [line for line in lines[lines.index("# onnx") + 1:] if line and not line.startswith("#")]
+    assert {"onnx", "onnxscript", "onnxruntime"} <= {pin.split("==")[0] for pin in onnx_pins}
+    assert requires == ["torch==2.13.*"] + [f'{pin}; extra == "onnx"' for pin in onnx_pins], requires
 
 
 def test_the_wheel_runs_without_a_compiler_on_both_paths_and_without_the_binding(wheel, tmp_path):

@@ -48,4 +48,14 @@ def library_path() -> str:
     return _library_path
 
 
+def __getattr__(name: str):
+    # torchops.onnx needs the optional onnx packages (pip install torchops[onnx]) and takes
+    # about a second to import: it loads on first use, as `import torchops.onnx` would.
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module("torchops.onnx")
+    raise AttributeError(f"module 'torchops' has no attribute {name!r}")
+
+
 __all__ = list(_api.__all__) + ["call_path", "cmake_prefix_path", "library_path"]

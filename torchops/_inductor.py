@@ -4,8 +4,8 @@ Without them Inductor calls every torchops op as an opaque kernel: the op's outp
 memory and the pointwise code on either side runs as separate loops. Here each overload
 that reaches Inductor is written in Inductor's pointwise IR (``ops.*``), so it fuses with
 its neighbours like a builtin. They follow docs/semantics.md exactly; only Inductor uses
-them: eager calls keep the C++ kernels, and torch.export, TorchScript and the ONNX path keep
-the ``torchops::`` ops in their graphs.
+them: eager calls keep the C++ kernels, torch.export and TorchScript keep the ``torchops::``
+ops in their graphs, and the ONNX export has translations of its own (``torchops/onnx.py``).
 
 Inductor has no public way to add a lowering: this module is the one place that touches
 ``torch._inductor.lowering``, and only on the torch release it was written for

@@ -1,0 +1,478 @@
+"""ONNX export (torchops.onnx): models exported through torch.onnx run in onnxruntime with
+exactly eager torchops's results, at the lowest supported opset, torch.onnx's default and 28.
+
+Every model is exported once per opset (functools.cache) and then run on many inputs. The
+assumptions the translations rest on are tested in onnxruntime too: Cast between the signed
+and unsigned type of one width keeps the bits, and onnxruntime's own BitShift-28 (an
+implementation of the seed's operator this project did not write) agrees with torchops on
+every int8 and uint8 pair. Marked `deploy`, like the other export paths (the sanitizer run
+leaves them out: they test translations, not kernels).
+"""
+import functools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnx.helper
+import pytest
+import torch
+
+import torchops
+import torchops.onnx
+from conftest import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    OPERATIONS,
+    SIGNED_DTYPES,
+    assert_same_tensors,
+    dtype_id,
+    interesting_counts,
+    interesting_values,
+    make_tensor,
+    random_values,
+)
+
+pytestmark = [
+    pytest.mark.deploy,
+    # torch.onnx's own code warns (PyTorch 2.13, onnxscript 0.7), not torchops.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning", "ignore::UserWarning"),
+]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from shift_model import ShiftModel, example_inputs  # noqa: E402
+
+T = torch.ops.torchops
+LOWEST, DEFAULT, HIGHEST = torchops.onnx.MIN_OPSET, torchops.onnx.DEFAULT_OPSET, torchops.onnx.MAX_OPSET
+SHIFT_OPSETS = [LOWEST, DEFAULT, HIGHEST]
+# Every spelling the op takes: the three operations, plus LEFT with arithmetic=False and lower case.
+SPELLINGS = OPERATIONS + [("LEFT", False), ("left", True), ("right", False)]
+# Python-int counts given to the raw .Scalar overload (any int64), and through the typed API.
+SCALAR_COUNTS = [-(2**63), -65, -1, 0, 1, 7, 8, 9, 15, 16, 31, 32, 63, 64, 255, 257, 2**63 - 1]
+API_COUNTS = [-(2**70), 2**70]
+
+
+def assert_runs_like_eager(program, model, args):
+    got = torchops.onnx.run(program, args)
+    expected = model(*[a.clone() for a in args])  # a model may shift its inputs in place
+    expected = list(expected) if isinstance(expected, tuple) else [expected]
+    assert_same_tensors(got, expected, "onnxruntime")
+
+
+# --------------------------------------------------------------------------
+# every int8 and uint8 (x, count) pair, every overload
+
+
+class EveryOverload(torch.nn.Module):
+    """Each spelling with tensor counts, a 0-d count (its value chosen at run time) and
+    Python-int counts, in place and out=, and signbit of ints and bools; x8, y8 and xu, yu
+    hold every pair of their dtype."""
+
+    def forward(self, x8, y8, xu, yu, count):
+        outputs = []
+        for x, y in ((x8, y8), (xu, yu)):
+            for direction, arithmetic in SPELLINGS:
+                outputs.append(T.bitshift(x, y, direction, arithmetic))
+                outputs.append(T.bitshift(x, count, direction, arithmetic))
+                outputs += [T.bitshift.Scalar(x, c, direction, arithmetic) for c in SCALAR_COUNTS]
+            for direction, arithmetic in OPERATIONS:
+                outputs += [torchops.bitshift(x, c, direction, arithmetic) for c in API_COUNTS]
+                in_place = x.clone()
+                T.bitshift_(in_place, y, direction, arithmetic)
+                T.bitshift_(in_place, 3, direction, arithmetic)
+                out = torch.empty_like(x)
+                T.bitshift(x, y, direction, arithmetic, out=out)
+                out_scalar = torch.empty_like(x)
+                T.bitshift(x, 5, direction, arithmetic, out=out_scalar)
+                outputs += [in_place, out, out_scalar]
+            signs = torch.empty(x.shape, dtype=torch.bool)
+            T.signbit(x, out=signs)
+            outputs += [T.signbit(x), signs, T.signbit(x > 3)]
+        return tuple(outputs)
+
+
+def every_pair(dtype):
+    low, high = torch.iinfo(dtype).min, torch.iinfo(dtype).max
+    x, y = torch.meshgrid(torch.arange(low, high + 1), torch.arange(low, high + 1), indexing="ij")
+    return x.reshape(-1).to(dtype), y.reshape(-1).to(dtype)
+
+
+# 0-d int64 counts: the result dtype is x's, so each is converted to int8/uint8 first (257 -> 1).
+RUNTIME_COUNTS = [0, 3, 7, 8, 9, -1, -8, 255, 256, 257, -(2**40), 2**40 + 2]
+
+
+@functools.cache
+def exported_every_overload(opset):
+    model = EveryOverload()
+    args = (*every_pair(torch.int8), *every_pair(torch.uint8), torch.tensor(3))
+    return model, torchops.onnx.export(model, args, opset_version=opset)
+
+
+@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+def test_every_int8_and_uint8_pair(opset):
+    model, program = exported_every_overload(opset)
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    assert program.model.opset_imports[""] == opset
+    x8, y8, xu, yu = *every_pair(torch.int8), *every_pair(torch.uint8)
+    for count in RUNTIME_COUNTS:
+        assert_runs_like_eager(program, model, (x8, y8, xu, yu, torch.tensor(count)))
+
+
+def test_onnxruntime_bitshift_28_agrees_with_torchops_on_every_pair():
+    # onnxruntime's BitShift-28, an implementation of the seed's operator written elsewhere.
+    for dtype in (torch.int8, torch.uint8):
+        x, y = every_pair(dtype)
+        element = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(str(dtype_id(dtype))))
+        for direction in ("LEFT", "RIGHT"):
+            graph = onnx.helper.make_graph(
+                [onnx.helper.make_node("BitShift", ["x", "y"], ["z"], direction=direction)], "bitshift",
+                [onnx.helper.make_tensor_value_info(name, element, [None]) for name in ("x", "y")],
+                [onnx.helper.make_tensor_value_info("z", element, [None])])
+            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 28)])
+            onnx.checker.check_model(model, full_check=True)
+            (got,) = torchops.onnx.run(model, (x, y))
+            assert_same_tensors(got, torchops.bitshift(x, y, direction), f"BitShift-28 {direction} {dtype}")
+
+
+def test_onnxruntime_cast_between_signed_and_unsigned_keeps_the_bits():
+    # What the composites below opset 28 rest on, and narrowing casts keeping the low bits.
+    pairs = [(s, u) for s in SIGNED_DTYPES for u in INT_DTYPES if not u.is_signed
+             and torch.iinfo(s).bits == torch.iinfo(u).bits]
+    cases = pairs + [(u, s) for s, u in pairs] + [(torch.int64, torch.int8), (torch.uint64, torch.uint16)]
+    for source, target in cases:
+        x = make_tensor(interesting_values(source), source)
+        element = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype_id(target)))
+        graph = onnx.helper.make_graph(
+            [onnx.helper.make_node("Cast", ["x"], ["z"], to=element)], "cast",
+            [onnx.helper.make_tensor_value_info("x", onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype_id(source))), [None])],
+            [onnx.helper.make_tensor_value_info("z", element, [None])])
+        for opset in (LOWEST, HIGHEST):
+            model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+            (got,) = torchops.onnx.run(model, (x,))
+            bits = torch.iinfo(target).bits
+            wrapped = [v & ((1 << bits) - 1) for v in x.tolist()]
+            expected = [v - (1 << bits) if target.is_signed and v >= 1 << (bits - 1) else v for v in wrapped]
+            assert got.tolist() == expected, f"Cast {source} -> {target} at opset {opset}"
+
+
+# --------------------------------------------------------------------------
+# the wider dtypes: edges and random values, every count kind
+
+
+class Sweep(torch.nn.Module):
+    def forward(self, *pairs):
+        outputs = []
+        for i in range(0, len(pairs), 2):
+            x, y = pairs[i], pairs[i + 1]
+            bits = torch.iinfo(x.dtype).bits
+            for direction, arithmetic in OPERATIONS:
+                outputs.append(T.bitshift(x, y, direction, arithmetic))
+                outputs.append(T.bitshift(x, y[0], direction, arithmetic))  # a 0-d count of x's dtype
+                for c in (-1, 0, 1, bits // 2, bits - 1, bits, bits + 1, 2**63 - 1, -(2**63)):
+                    outputs.append(T.bitshift.Scalar(x, c, direction, arithmetic))
+            outputs.append(T.signbit(x))
+        return tuple(outputs)
+
+
+SWEEP_DTYPES = [d for d in INT_DTYPES if torch.iinfo(d).bits > 8]
+
+
+def sweep_inputs(seed):
+    rng = np.random.default_rng(seed)
+    args = []
+    for dtype in SWEEP_DTYPES:
+        values = interesting_values(dtype) + random_values(dtype, 64, rng)
+        counts = interesting_counts(dtype) + [int(c) for c in rng.integers(0, torch.iinfo(dtype).bits, 16)]
+        x, y = np.meshgrid(np.array(values, dtype=object), np.array(counts, dtype=object), indexing="ij")
+        args += [make_tensor(x.reshape(-1).tolist(), dtype), make_tensor(y.reshape(-1).tolist(), dtype)]
+    return tuple(args)
+
+
+@functools.cache
+def exported_sweep(opset):
+    return torchops.onnx.export(Sweep(), sweep_inputs(0), opset_version=opset)
+
+
+@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+def test_wider_dtypes_edges_and_random_values(opset):
+    program = exported_sweep(opset)
+    for seed in (1, 2):
+        assert_runs_like_eager(program, Sweep(), sweep_inputs(seed))
+
+
+# --------------------------------------------------------------------------
+# promotion, broadcasting, Python ints as x, a dynamic batch
+
+
+class Promotions(torch.nn.Module):
+    def forward(self, u8, i8, i32, i64, u16, u32):
+        return (
+            torchops.bitshift(u8, i8, "LEFT"),                       # uint8 with int8: int16
+            torchops.bitwise_right_shift(i8, i64, False),            # int8 (batch, 1, 5) with int64 (3, 1): int64
+            torchops.bitwise_right_shift(i32, torch.tensor(35)),     # a 0-d int64 count: int32
+            torchops.bitshift(u16, torch.tensor(-1), "RIGHT"),       # ... converted to uint16 first
+            torchops.bitwise_right_shift(u32, u32[:, :1], False),    # broadcast within uint32
+            torchops.bitwise_left_shift(-3, i8),                     # a Python int as x: int8
+            torchops.bitshift(i64, u8.to(torch.int64), "RIGHT"),
+        )
+
+
+def promotion_inputs(batch, seed):
+    g = torch.Generator().manual_seed(seed)
+
+    def ints(dtype, *shape, low=None, high=None):
+        info = torch.iinfo(dtype)
+        return torch.randint(info.min if low is None else low, (info.max if high is None else high) + 1, shape,
+                             generator=g, dtype=torch.int64 if dtype != torch.uint64 else dtype).to(dtype)
+
+    return (ints(torch.uint8, batch, 1, 5, high=70), ints(torch.int8, batch, 1, 5), ints(torch.int32, batch, 4),
+            ints(torch.int64, 3, 1, low=-70, high=70), ints(torch.uint16, batch, 4), ints(torch.uint32, batch, 4, high=2**31))
+
+
+@pytest.mark.parametrize("opset", [DEFAULT, HIGHEST])
+def test_promotion_broadcasting_and_a_dynamic_batch(opset):
+    batch = torch.export.Dim("batch", min=2)
+    shapes = ({0: batch}, {0: batch}, {0: batch}, None, {0: batch}, {0: batch})
+    program = torchops.onnx.export(Promotions(), promotion_inputs(4, 0), opset_version=opset, dynamic_shapes=shapes)
+    assert program.model.graph.inputs[0].shape[0] == "batch"
+    for size, seed in ((2, 1), (7, 2), (100, 3)):
+        assert_runs_like_eager(program, Promotions(), promotion_inputs(size, seed))
+
+
+@pytest.mark.parametrize("opset", [DEFAULT, HIGHEST])
+def test_the_deploy_model_with_a_dynamic_batch_and_the_plain_exporter(opset, tmp_path):
+    # ShiftModel (docs/deploy.md) through torchops.onnx.export, saved and reloaded, at three batch sizes.
+    path = tmp_path / "shift_model.onnx"
+    torchops.onnx.export(ShiftModel(), example_inputs(4), path, opset_version=opset, dynamic_shapes=({0: "batch"}, None))
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    for batch in (1, 6, 100):
+        assert_runs_like_eager(str(path), ShiftModel(), example_inputs(batch))
+
+
+class Functional(torch.nn.Module):
+    def forward(self, x, y):
+        return (T.bitshift(x, y, "LEFT"), T.bitshift(x, y, "RIGHT"), T.bitshift(x, y, "RIGHT", False),
+                T.bitshift(x, 40, "right"), T.signbit(x))
+
+
+@pytest.mark.parametrize("opset", [None, HIGHEST])
+def test_the_table_alone_with_torch_onnx_export(opset):
+    # The functional overloads need nothing but the table.
+    x, y = make_tensor(interesting_values(torch.int32), torch.int32), torch.arange(-40, 40, dtype=torch.int32)[:, None]
+    program = torch.onnx.export(Functional(), (x, y), dynamo=True, opset_version=opset,
+                                custom_translation_table=torchops.onnx.translation_table(opset))
+    assert program.model.opset_imports[""] == (opset or DEFAULT)
+    assert_runs_like_eager(program, Functional(), (x, y))
+
+
+# --------------------------------------------------------------------------
+# the graphs
+
+
+def op_types(program):
+    return [node.op_type for node in program.model.graph]
+
+
+def test_at_opset_28_a_left_or_arithmetic_right_shift_is_one_bitshift():
+    x, y = make_tensor(interesting_values(torch.int16), torch.int16), torch.tensor([3], dtype=torch.int16)
+
+    class LeftAndRight(torch.nn.Module):
+        def forward(self, x, y):
+            return T.bitshift(x, y, "LEFT"), T.bitshift(x, y, "RIGHT")
+
+    program = torchops.onnx.export(LeftAndRight(), (x, y), opset_version=28)
+    assert op_types(program) == ["BitShift", "BitShift"]
+    assert [node.attributes["direction"].as_string() for node in program.model.graph] == ["LEFT", "RIGHT"]
+    assert_runs_like_eager(program, LeftAndRight(), (x, y))
+
+
+@pytest.mark.parametrize("opset", [LOWEST, DEFAULT])
+def test_below_opset_28_every_bitshift_count_is_in_range(opset):
+    # onnxruntime's BitShift-11 gives 0 for counts >= n, which the spec leaves undefined, so
+    # the results cannot show a missing range mask: the graph must. Each count is a
+    # constant in [0, n) or the product of the count with (count < n).
+    _, program = exported_every_overload(opset)
+    shifts = [node for node in program.model.graph if node.op_type == "BitShift"]
+    assert shifts and all(node.version is None or node.version < 28 for node in shifts)
+    for node in shifts:
+        count = node.inputs[1]
+        bits = count.dtype.bitwidth
+        if count.const_value is not None:
+            assert 0 <= int(count.const_value.numpy().max()) < bits and int(count.const_value.numpy().min()) >= 0
+            continue
+        product = count.producer()
+        assert product.op_type == "Mul", f"{node.name}: a count from {product.op_type}"
+        masks = [value.producer() for value in product.inputs if value.producer() is not None]
+        assert any(m.op_type == "Cast" and getattr(m.inputs[0].producer(), "op_type", None) == "Less"
+                   for m in masks), node.name
+
+
+# --------------------------------------------------------------------------
+# signbit of floats: exact at opset 26 and up, refused below
+
+
+def float_patterns(dtype, seed):
+    """Random bit patterns, and ±0, ±inf, quiet and signalling NaNs of both signs, subnormals."""
+    bits = torch.finfo(dtype).bits
+    signed = {16: torch.int16, 32: torch.int32, 64: torch.int64}[bits]
+    exponent_bits = {torch.float16: 5, torch.bfloat16: 8, torch.float32: 8, torch.float64: 11}[dtype]
+    mantissa_bits = bits - 1 - exponent_bits
+    inf = ((1 << exponent_bits) - 1) << mantissa_bits
+    special = [0, inf, inf | 1 << (mantissa_bits - 1), inf | 1, inf | (1 << mantissa_bits) - 1, 1, (1 << mantissa_bits) - 1]
+    special += [v | 1 << (bits - 1) for v in special]
+    unsigned = {16: torch.uint16, 32: torch.uint32, 64: torch.uint64}[bits]
+    patterns = make_tensor(special, unsigned).view(signed)
+    g = torch.Generator().manual_seed(seed)
+    info = torch.iinfo(signed)
+    random = torch.randint(info.min, info.max, (997,), generator=g, dtype=torch.int64).to(signed)
+    return torch.cat([patterns, random]).view(dtype)
+
+
+class FloatSigns(torch.nn.Module):
+    def forward(self, half, bfloat, single, double):
+        out = torch.empty(single.shape, dtype=torch.bool)
+        torchops.signbit(single, out=out)
+        return T.signbit(half), torchops.signbit(bfloat), out, T.signbit(double)
+
+
+@pytest.mark.parametrize("opset", [torchops.onnx.BITCAST_OPSET, HIGHEST])
+def test_float_signbit_reads_the_sign_bit(opset):
+    args = tuple(float_patterns(dtype, 0) for dtype in FLOAT_DTYPES)
+    program = torchops.onnx.export(FloatSigns(), args, opset_version=opset, verify=True)
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    assert "BitCast" in op_types(program) and list(program.model.opset_imports) == [""]
+    got = torchops.onnx.run(program, args)
+    assert_runs_like_eager(program, FloatSigns(), args)
+    # and against the bits themselves
+    for values, signs in zip(args, got):
+        bits = {16: torch.int16, 32: torch.int32, 64: torch.int64}[torch.finfo(values.dtype).bits]
+        assert torch.equal(signs, values.view(bits) < 0)
+
+
+@pytest.mark.parametrize("opset", [LOWEST, DEFAULT, torchops.onnx.BITCAST_OPSET - 1])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_float_signbit_below_opset_26_is_refused_by_name(opset, dtype):
+    class Signs(torch.nn.Module):
+        def forward(self, x):
+            return T.signbit(x)
+
+    message = rf"torchops\.signbit: .*{dtype_id(dtype)} .*opset_version >= 26.*got opset_version={opset}"
+    with pytest.raises(NotImplementedError, match=message):
+        torchops.onnx.export(Signs(), (float_patterns(dtype, 0),), opset_version=opset)
+
+
+def test_float_signbit_through_the_plain_exporter_names_torchops_onnx_export():
+    class Signs(torch.nn.Module):
+        def forward(self, x):
+            return T.signbit(x)
+
+    with pytest.raises(Exception, match=r"torchops\.onnx\.export\(\.\.\.\) instead of torch\.onnx\.export"):
+        torch.onnx.export(Signs(), (float_patterns(torch.float32, 0),), dynamo=True, opset_version=28,
+                          custom_translation_table=torchops.onnx.translation_table(28))
+
+
+# --------------------------------------------------------------------------
+# in place and out= beyond the model's own buffers
+
+
+class MutatesItsInput(torch.nn.Module):
+    def forward(self, x, y):
+        torchops.bitwise_left_shift_(x, y)
+        return x + 1
+
+
+class OutIntoAnInput(torch.nn.Module):
+    def forward(self, x, y, out):
+        torchops.bitwise_right_shift(x, y, False, out=out)
+        return out * 2
+
+
+class ResizedOut(torch.nn.Module):
+    def forward(self, x, y):
+        out = torch.empty(0, dtype=torch.int16)
+        result = torchops.bitshift(x, y, "RIGHT", False, out=out)
+        return out, result
+
+
+def test_in_place_and_out_into_inputs_and_a_resized_out():
+    # ONNX has no mutation: the results are the outputs (a mutated input is not one).
+    x, y = make_tensor([-5, 7, 100, -32768], torch.int16), make_tensor([1, 2, 20, 15], torch.int16)
+    for model, args in [(MutatesItsInput(), (x, y)), (OutIntoAnInput(), (x, y, torch.zeros(4, dtype=torch.int16))),
+                        (ResizedOut(), (x, y))]:
+        program = torchops.onnx.export(model, tuple(a.clone() for a in args), verify=True)
+        assert_runs_like_eager(program, model, tuple(a.clone() for a in args))
+
+
+def test_an_out_input_that_the_op_would_resize_is_refused():
+    x, y = make_tensor([-5, 7], torch.int16), make_tensor([1, 2], torch.int16)
+    with pytest.raises(NotImplementedError, match=r"resizes its out= tensor, which is an input of the model"):
+        torchops.onnx.export(OutIntoAnInput(), (x, y, torch.zeros(0, dtype=torch.int16)))
+
+
+# --------------------------------------------------------------------------
+# arguments and errors
+
+
+@pytest.mark.parametrize("opset", [LOWEST - 1, HIGHEST + 1, 20.0, "20", True])
+def test_opsets_outside_the_supported_range_are_refused(opset):
+    message = rf"opset_version must be an int from {LOWEST} to {HIGHEST} .*got {opset!r}"
+    with pytest.raises(ValueError, match=message.replace("'", ".")):
+        torchops.onnx.translation_table(opset)
+    with pytest.raises(ValueError, match=message.replace("'", ".")):
+        torchops.onnx.export(Functional(), (torch.ones(2, dtype=torch.int8),) * 2, opset_version=opset)
+
+
+def test_export_refuses_what_is_not_the_dynamo_exporters():
+    args = (torch.ones(2, dtype=torch.int8),) * 2
+    with pytest.raises(TypeError, match="dynamic_axes="):
+        torchops.onnx.export(Functional(), args, dynamic_axes={"x": [0]})
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module or a torch.export.ExportedProgram"):
+        torchops.onnx.export(torch.jit.script(Functional()), args)
+
+
+def test_verify_catches_a_translation_that_is_not_exact():
+    # A table entry of the caller's wins; this one shifts int8 right without the sign fill.
+    from onnxscript import opset18 as op
+
+    def zero_filling(x, y, direction, arithmetic=True):
+        unsigned = [op.Cast(v, to=onnx.TensorProto.UINT8) for v in (x, y)]
+        return op.Cast(op.BitShift(*unsigned, direction=direction.upper()), to=onnx.TensorProto.INT8)
+
+    class Right(torch.nn.Module):
+        def forward(self, x, y):
+            return T.bitshift(x, y, "RIGHT")
+
+    with pytest.raises(AssertionError, match=r"output 0 of the ONNX model differs from eager: .* elements differ"):
+        torchops.onnx.export(Right(), every_pair(torch.int8), verify=True,
+                             custom_translation_table={T.bitshift.default: zero_filling})
+
+
+def test_an_exported_program_is_taken_as_is_and_left_unchanged():
+    x, y = example_inputs(3)
+    program = torch.export.export(ShiftModel(), (x, y))
+    before = str(program.graph)
+    onnx_program = torchops.onnx.export(program, (x, y), opset_version=28, verify=True)
+    assert str(program.graph) == before
+    assert_runs_like_eager(onnx_program, ShiftModel(), (x, y))
+
+
+def python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+def test_import_torchops_needs_no_onnx_package_and_reaches_torchops_onnx_on_use():
+    result = python(
+        "import sys, torchops\n"
+        "assert not {'onnx', 'onnxscript', 'onnxruntime'} & set(sys.modules), 'imported by torchops'\n"
+        "assert torchops.onnx.translation_table is not None\n"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_without_onnxscript_the_error_says_what_to_install():
+    result = python("import sys; sys.modules['onnxscript'] = None\nimport torchops.onnx\n")
+    assert result.returncode != 0 and "pip install torchops[onnx]" in result.stderr, result.stderr

@@ -1,0 +1,463 @@
+"""ONNX export of models that use torchops, through ``torch.onnx.export(..., dynamo=True)``.
+
+- :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
+  reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, composites of
+  standard ops below that.
+- :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
+  cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
+  really produced, and an exact comparison with eager when asked.
+- :func:`run` runs an exported model in onnxruntime on torch tensors (every integer dtype,
+  bfloat16 included; ``ONNXProgram.__call__`` cannot return uint64).
+
+The results equal eager torchops exactly (docs/semantics.md); docs/deploy.md shows how to
+use it and which opsets and dtypes are supported. Not imported by ``import torchops``: it
+needs onnx, onnxscript and onnxruntime (``pip install torchops[onnx]``).
+
+How torch.onnx 2.13 builds a model, and what follows from it:
+
+- It translates every graph at opset 18 (translations see ``max(opset_version, 18)``) and
+  converts the model to ``opset_version`` at the end. When that conversion fails it logs a
+  warning and returns the opset-18 model, so :func:`export` checks the opset it got.
+- The conversion cannot carry ``BitCast`` (opset 26), the only exact way to read the sign
+  bit of -0.0 and of NaNs. Float signbit therefore goes through a placeholder node of this
+  module's own domain, which :func:`export` replaces after the conversion; a plain
+  ``torch.onnx.export`` with the table refuses float signbit and names :func:`export`.
+- In-place and ``out=`` calls reach it as ``auto_functionalized_v2`` nodes, which it cannot
+  translate; :func:`export` rewrites them as the functional overload and a copy first.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+try:
+    import onnx
+    import onnx_ir as ir
+    from onnx_ir.tensor_adapters import from_torch_dtype, to_torch_dtype
+    from onnxscript import opset18 as op
+    from onnxscript.values import Op, Opset
+except ImportError as error:  # pragma: no cover - exercised in an environment without the extra
+    raise ImportError(
+        f"torchops.onnx needs onnx, onnxscript and onnxruntime ({error}); install them with "
+        "pip install torchops[onnx]"
+    ) from error
+
+import torchops  # noqa: F401  (registers torch.ops.torchops)
+from torchops._fake import _SHIFT_DTYPES, _SIGNBIT_DTYPES, _DIRECTIONS
+
+__all__ = ["DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET", "export", "run", "translation_table"]
+
+#: The opsets supported. torch.onnx 2.13 builds every graph at opset 18 and only
+#: converts it down, best effort, below that (the Bitwise* ops start at 18); onnx 1.23
+#: and onnxruntime 1.32 end at 28.
+MIN_OPSET, MAX_OPSET = 18, 28
+#: What ``opset_version=None`` means: torch.onnx's default in torch 2.13.
+DEFAULT_OPSET = 20
+#: BitShift of version 28 takes signed types and defines every count (the seed's operator).
+BITSHIFT_ALL_COUNTS_OPSET = 28
+#: BitCast, the only exact reading of a float's sign bit.
+BITCAST_OPSET = 26
+
+_op = torch.ops.torchops
+# Where each mutating overload's result goes once it is rewritten as the functional one.
+_FUNCTIONAL_FORM = {
+    _op.bitshift_.default: (_op.bitshift.default, "x"),
+    _op.bitshift_.Scalar: (_op.bitshift.Scalar, "x"),
+    _op.bitshift.out: (_op.bitshift.default, "out"),
+    _op.bitshift.Scalar_out: (_op.bitshift.Scalar, "out"),
+    _op.signbit.out: (_op.signbit.default, "out"),
+}
+_UNSIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in _SHIFT_DTYPES if not d.is_signed}
+_SIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in _SHIFT_DTYPES if d.is_signed}
+_FLOAT_DTYPES = tuple(d for d in _SIGNBIT_DTYPES if d.is_floating_point)
+
+# A placeholder for float signbit: pkg.torchops::SignBit(x, to=<signed int type of x's width>),
+# replaced by Less(BitCast(x, to), 0) after torch.onnx's version conversion. Its schema lives
+# here only (not in onnx's registry), so no model that leaves this module can contain it.
+_PLACEHOLDER_DOMAIN = "pkg.torchops"
+_SIGNBIT_PLACEHOLDER = Op(
+    Opset(_PLACEHOLDER_DOMAIN, 1),
+    "SignBit",
+    onnx.defs.OpSchema(
+        "SignBit", _PLACEHOLDER_DOMAIN, 1,
+        "Less(BitCast(x, to), 0), put in place by torchops.onnx.export",
+        inputs=[onnx.defs.OpSchema.FormalParameter("x", "T")],
+        outputs=[onnx.defs.OpSchema.FormalParameter("y", "tensor(bool)")],
+        type_constraints=[("T", ["tensor(float16)", "tensor(bfloat16)", "tensor(float)", "tensor(double)"], "")],
+        attributes=[onnx.defs.OpSchema.Attribute("to", onnx.defs.OpSchema.AttrType.INT, "signed int type of x's width")],
+    ),
+)
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _checked_opset(opset_version: Optional[int]) -> int:
+    opset = DEFAULT_OPSET if opset_version is None else opset_version
+    if isinstance(opset, bool) or not isinstance(opset, int) or not MIN_OPSET <= opset <= MAX_OPSET:
+        # torch.onnx itself would fall back silently: below 18 to a best-effort conversion, above
+        # 28 to a model of another opset.
+        raise ValueError(
+            f"torchops.onnx: opset_version must be an int from {MIN_OPSET} to {MAX_OPSET} (or None for "
+            f"{DEFAULT_OPSET}), got {opset_version!r}"
+        )
+    return opset
+
+
+# ---- the translations: functions of torch.onnx's graph values (ONNX Script) ----
+# torch.onnx calls them with the op's arguments positionally, leaving out those at their
+# default. Values made here carry no dtype, so the dtypes are passed along as torch dtypes.
+
+
+def _dtype_of(value, op_name: str) -> torch.dtype:
+    if value.dtype is None:
+        raise TypeError(f"{op_name}: torch.onnx gave an input of unknown dtype ({value.name})")
+    return to_torch_dtype(value.dtype)
+
+
+def _constant(value: int, dtype: torch.dtype):
+    return op.Constant(value=ir.tensor(value, dtype=from_torch_dtype(dtype)))
+
+
+def _cast(value, from_dtype: torch.dtype, to_dtype: torch.dtype):
+    # Cast between the signed and unsigned type of one width keeps the bits (checked in
+    # onnxruntime by the tests), as a narrowing Cast keeps the low ones.
+    return value if from_dtype == to_dtype else op.Cast(value, to=from_torch_dtype(to_dtype))
+
+
+def _zeros_like(x, dtype: torch.dtype):
+    return op.ConstantOfShape(op.Shape(x), value=ir.tensor([0], dtype=from_torch_dtype(dtype)))
+
+
+def _unsigned_shift(x, y, dtype: torch.dtype, left: bool, count_in_range: bool, opset: int):
+    """x shifted by y, both of the unsigned dtype; a count >= n gives 0."""
+    direction = "LEFT" if left else "RIGHT"
+    if opset >= BITSHIFT_ALL_COUNTS_OPSET:
+        return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction=direction)
+    if count_in_range:
+        return op.BitShift(x, y, direction=direction)
+    # BitShift before opset 28 leaves a count >= n undefined: the count and the result are
+    # multiplied by (y < n). A product rather than Where: onnxruntime has no Where for
+    # int16, uint16 or uint64, and a product by 0 or 1 cannot overflow.
+    in_range = op.Cast(op.Less(y, _constant(torch.iinfo(dtype).bits, dtype)), to=from_torch_dtype(dtype))
+    return op.Mul(op.BitShift(x, op.Mul(y, in_range), direction=direction), in_range)
+
+
+def _shift(x, y, dtype: torch.dtype, left: bool, arithmetic: bool, count_in_range: bool, opset: int):
+    """docs/semantics.md section 2 on x and y already of the result dtype."""
+    sign_fill = not left and arithmetic and dtype.is_signed
+    if opset >= BITSHIFT_ALL_COUNTS_OPSET and (left or sign_fill or not dtype.is_signed):
+        # The seed's operator: a negative count or one >= n gives 0, or the sign fill.
+        return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction="LEFT" if left else "RIGHT")
+    unsigned = _UNSIGNED_OF_WIDTH[torch.iinfo(dtype).bits]
+    if sign_fill:
+        # x >> y == ((x ^ s) >>> y) ^ s with s = -1 for a negative x, 0 otherwise: x ^ s is not
+        # negative, and a count out of range leaves s, the fill.
+        s = op.Neg(op.Cast(op.Less(x, _constant(0, dtype)), to=from_torch_dtype(dtype)))
+        positive = _cast(op.BitwiseXor(x, s), dtype, unsigned)
+        shifted = _unsigned_shift(positive, _cast(y, dtype, unsigned), unsigned, False, count_in_range, opset)
+        return op.BitwiseXor(_cast(shifted, unsigned, dtype), s)
+    # A left shift, or a logical right shift: the same bits as on the unsigned type of the
+    # width (a negative count becomes one >= n there, giving 0 as it should).
+    shifted = _unsigned_shift(_cast(x, dtype, unsigned), _cast(y, dtype, unsigned), unsigned, left,
+                              count_in_range, opset)
+    return _cast(shifted, unsigned, dtype)
+
+
+def _is_left(direction: str, op_name: str) -> bool:
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"{op_name}: direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got {direction!r}")
+    return direction.upper() == "LEFT"
+
+
+def _result_dtype(x, y, x_dtype: torch.dtype, y_dtype: torch.dtype) -> torch.dtype:
+    # torch.result_type sees the dtypes and whether a tensor is 0-d (section 3), as the fake
+    # kernel does.
+    def like(value, dtype):
+        return torch.empty((1,) * len(value.shape), dtype=dtype, device="meta")
+
+    return torch.result_type(like(x, x_dtype), like(y, y_dtype))
+
+
+def _bitshift_translation(opset: int) -> Callable:
+    def torchops_bitshift(x, y, direction: str, arithmetic: bool = True):
+        x_dtype, y_dtype = _dtype_of(x, "torchops.bitshift"), _dtype_of(y, "torchops.bitshift")
+        dtype = _result_dtype(x, y, x_dtype, y_dtype)
+        left = _is_left(direction, "torchops.bitshift")
+        return _shift(_cast(x, x_dtype, dtype), _cast(y, y_dtype, dtype), dtype, left, bool(arithmetic), False, opset)
+
+    return torchops_bitshift
+
+
+def _bitshift_scalar_translation(opset: int) -> Callable:
+    def torchops_bitshift_scalar(x, y: int, direction: str, arithmetic: bool = True):
+        # The count is a Python int, settled here (section 4.2): the graph holds a count in
+        # range, or none at all.
+        dtype = _dtype_of(x, "torchops.bitshift")
+        left = _is_left(direction, "torchops.bitshift")
+        bits = torch.iinfo(dtype).bits
+        if 0 <= y < bits:
+            return _shift(x, _constant(y, dtype), dtype, left, bool(arithmetic), True, opset)
+        if not left and arithmetic and dtype.is_signed:  # out of range: the sign fill, a shift by n - 1
+            return _shift(x, _constant(bits - 1, dtype), dtype, left, True, True, opset)
+        return _zeros_like(x, dtype)
+
+    return torchops_bitshift_scalar
+
+
+def _signbit_translation(opset: int, placeholders: bool) -> Callable:
+    def torchops_signbit(x):
+        dtype = _dtype_of(x, "torchops.signbit")
+        if dtype in _SHIFT_DTYPES:
+            return op.Less(x, _constant(0, dtype)) if dtype.is_signed else _zeros_like(x, torch.bool)
+        if dtype == torch.bool:
+            return _zeros_like(x, torch.bool)
+        if dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"torchops.signbit: x has a dtype ONNX export does not support: {_name(dtype)}")
+        _check_float_signbit_opset(dtype, opset)
+        if not placeholders:
+            raise NotImplementedError(
+                f"torchops.signbit: {_name(dtype)} x needs ONNX BitCast, which torch.onnx's version "
+                "conversion cannot carry; export with torchops.onnx.export(...) instead of torch.onnx.export(...)"
+            )
+        # The Identity keeps a default-domain node in a graph of nothing else: torch.onnx does
+        # not convert a model without one to an opset above 25.
+        signed = _SIGNED_OF_WIDTH[torch.finfo(dtype).bits]
+        return _SIGNBIT_PLACEHOLDER(op.Identity(x), to=from_torch_dtype(signed))
+
+    return torchops_signbit
+
+
+def _check_float_signbit_opset(dtype: torch.dtype, opset: int) -> None:
+    if opset < BITCAST_OPSET:
+        # Without BitCast the best composite is wrong for NaNs with the sign bit set: refused,
+        # never approximated.
+        raise NotImplementedError(
+            f"torchops.signbit: exporting signbit of a {_name(dtype)} tensor needs opset_version >= "
+            f"{BITCAST_OPSET} (ONNX BitCast reads the sign bit of -0.0 and of NaNs); got opset_version={opset}"
+        )
+
+
+def _translations(opset: int, placeholders: bool) -> dict:
+    return {
+        _op.bitshift.default: _bitshift_translation(opset),
+        _op.bitshift.Scalar: _bitshift_scalar_translation(opset),
+        _op.signbit.default: _signbit_translation(opset, placeholders),
+    }
+
+
+def translation_table(opset_version: Optional[int] = None) -> dict:
+    """The ``custom_translation_table`` for ``torch.onnx.export(..., dynamo=True)``.
+
+    Pass the same ``opset_version`` to both (``None``: torch.onnx's default, 20). Covers
+    ``bitshift.default``, ``bitshift.Scalar`` and ``signbit.default``. In-place and ``out=``
+    calls, and signbit of float tensors, need :func:`export`, which uses this table.
+    """
+    return _translations(_checked_opset(opset_version), placeholders=False)
+
+
+# ---- export(): the steps around torch.onnx ----
+
+
+def _precedes(first: torch.fx.Node, second: torch.fx.Node) -> bool:
+    for node in first.graph.nodes:
+        if node is first:
+            return True
+        if node is second:
+            return False
+    raise AssertionError("a node of another graph")
+
+
+def _resizes(node: torch.fx.Node, out: torch.fx.Node) -> bool:
+    operands = [a.meta["val"] for a in node.args[:2] if isinstance(a, torch.fx.Node)]
+    return tuple(out.meta["val"].shape) != tuple(torch.broadcast_shapes(*(t.shape for t in operands)))
+
+
+def _rewrite_mutations(program: torch.export.ExportedProgram) -> None:
+    """Each in-place or out= torchops call becomes the functional overload and aten.copy_
+    into its destination (which torch.onnx then functionalizes like any copy)."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _FUNCTIONAL_FORM:
+            continue
+        functional, destination = _FUNCTIONAL_FORM[node.target]
+        kwargs = dict(node.kwargs)
+        dest = kwargs.pop("out") if destination == "out" else node.args[0]
+        with graph.inserting_before(node):
+            result = graph.call_function(functional, tuple(node.args), kwargs)
+            if destination == "out" and _resizes(node, dest):
+                # The op resized `out` (an empty one, say): a copy cannot, so the later readers
+                # of `out` read the result instead. Exact only for a buffer the model made and
+                # nothing read before.
+                readers = [u for u in dest.users if u is not node]
+                if dest.op == "placeholder" or any(_precedes(u, node) for u in readers):
+                    raise NotImplementedError(
+                        f"torchops.onnx.export: {node.target} resizes its out= tensor, which is an input of "
+                        "the model or is read before the call; pass an out= tensor of the result's shape"
+                    )
+                for reader in readers:
+                    reader.replace_input_with(dest, result)
+                replacement = result
+            else:
+                replacement = graph.call_function(torch.ops.aten.copy_.default, (dest, result))
+        node.replace_all_uses_with(replacement)
+        graph.erase_node(node)
+    graph.lint()
+    program.graph_module.recompile()
+
+
+def _check_float_signbits(program: torch.export.ExportedProgram, opset: int) -> None:
+    # The translation refuses too, but inside torch.onnx's ConversionError; this says it plainly.
+    for node in program.graph.nodes:
+        if node.op == "call_function" and node.target is _op.signbit.default:
+            dtype = node.args[0].meta["val"].dtype
+            if dtype in _FLOAT_DTYPES:
+                _check_float_signbit_opset(dtype, opset)
+
+
+def _replace_placeholders(model: ir.Model, opset: int) -> None:
+    for graph in (model.graph, *model.graph.subgraphs()):
+        for node in list(graph):
+            if node.domain != _PLACEHOLDER_DOMAIN:
+                continue
+            signed = ir.DataType(node.attributes["to"].as_int())
+            zero = ir.Node("", "Constant", [], [ir.AttrTensor("value", ir.tensor(0, dtype=signed))], version=opset)
+            bits = ir.Node("", "BitCast", list(node.inputs), [ir.AttrInt64("to", signed)], version=opset)
+            less = ir.Node("", "Less", [bits.outputs[0], zero.outputs[0]], version=opset)
+            ir.convenience.replace_nodes_and_values(graph, node, [node], [zero, bits, less], node.outputs, less.outputs)
+    model.opset_imports.pop(_PLACEHOLDER_DOMAIN, None)
+
+
+def _names_to_dims(dynamic_shapes):
+    # torch.onnx takes axis names (str) in dynamic_shapes; torch.export.export does not.
+    return torch.utils._pytree.tree_map(
+        lambda d: torch.export.Dim.DYNAMIC if isinstance(d, str) else d, dynamic_shapes
+    )
+
+
+def export(
+    model: torch.nn.Module | torch.export.ExportedProgram,
+    args: tuple[Any, ...] = (),
+    f: str | os.PathLike | None = None,
+    *,
+    kwargs: Optional[dict[str, Any]] = None,
+    opset_version: Optional[int] = None,
+    dynamic_shapes=None,
+    custom_translation_table: Optional[dict] = None,
+    strict: bool = False,
+    verify: bool = False,
+    **export_options: Any,
+) -> torch.onnx.ONNXProgram:
+    """``torch.onnx.export(model, args, f, dynamo=True, ...)`` for models that use torchops.
+
+    Takes torch.onnx's arguments (``input_names``, ``output_names``, ``optimize``,
+    ``external_data``, ... pass through) and returns its ``ONNXProgram``, with the
+    translations of :func:`translation_table` for ``opset_version`` (18 to 28; ``None``: 20)
+    merged under ``custom_translation_table``. Before torch.onnx, in-place and ``out=``
+    torchops calls become functional ones; after it, float signbit gets its BitCast. Raises
+    when torch.onnx did not produce the requested opset.
+
+    ``model`` is exported with ``torch.export.export(strict=strict)`` (an ``ExportedProgram``
+    is taken as is, copied). ``verify=True`` runs the model in onnxruntime on ``args`` and
+    raises unless every output equals eager's exactly (torch.onnx's own ``verify`` only logs
+    differences within a tolerance). ``f`` saves the final model.
+    """
+    if not isinstance(model, (torch.nn.Module, torch.export.ExportedProgram)) or isinstance(
+        model, torch.jit.ScriptModule
+    ):
+        raise TypeError(
+            f"torchops.onnx.export: model must be a torch.nn.Module or a torch.export.ExportedProgram, "
+            f"got {type(model).__name__}"
+        )
+    for option in ("dynamo", "dynamic_axes"):
+        if option in export_options:
+            raise TypeError(f"torchops.onnx.export: {option}= is torch.onnx's TorchScript exporter's; "
+                            "this is the dynamo exporter (use dynamic_shapes)")
+    opset = _checked_opset(opset_version)
+    args = tuple(args)
+    if isinstance(model, torch.export.ExportedProgram):
+        program = copy.deepcopy(model)
+    else:
+        program = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=_names_to_dims(dynamic_shapes),
+                                      strict=strict)
+    _rewrite_mutations(program)
+    _check_float_signbits(program, opset)
+    table = {**_translations(opset, placeholders=True), **(custom_translation_table or {})}
+    # dynamic_shapes again: for an ExportedProgram torch.onnx uses it to name the dynamic axes.
+    onnx_program = torch.onnx.export(program, args, kwargs=kwargs, dynamo=True, opset_version=opset,
+                                     dynamic_shapes=dynamic_shapes, custom_translation_table=table,
+                                     **export_options)
+    produced = onnx_program.model.opset_imports.get("")
+    if produced != opset:
+        raise RuntimeError(
+            f"torchops.onnx.export: torch.onnx produced a model of opset {produced}, not the requested "
+            f"{opset} (its version conversion failed; its log says why)"
+        )
+    _replace_placeholders(onnx_program.model, opset)
+    if verify:
+        _verify(onnx_program, program, args, kwargs or {})
+    if f is not None:
+        onnx_program.save(f)
+    return onnx_program
+
+
+def _verify(onnx_program: torch.onnx.ONNXProgram, program: torch.export.ExportedProgram, args, kwargs) -> None:
+    copies = torch.utils._pytree.tree_map_only(Tensor, torch.clone, (args, kwargs))
+    expected = torch.utils._pytree.tree_leaves(program.module()(*copies[0], **copies[1]))
+    got = run(onnx_program, args, kwargs)
+    if len(got) != len(expected):
+        raise AssertionError(f"torchops.onnx.export: the ONNX model has {len(got)} outputs, eager {len(expected)}")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g.dtype != e.dtype or g.shape != e.shape or not torch.equal(g, e):
+            raise AssertionError(
+                f"torchops.onnx.export: output {i} of the ONNX model differs from eager: {_name(g.dtype)} "
+                f"{list(g.shape)} against {_name(e.dtype)} {list(e.shape)}"
+                + (f", {int((g != e).sum())} elements differ" if g.shape == e.shape and g.dtype == e.dtype else "")
+            )
+
+
+def run(model, args: tuple[Any, ...] = (), kwargs: Optional[dict[str, Any]] = None) -> list[Tensor]:
+    """Runs an exported model in onnxruntime (CPU) on the tensors of ``args`` and ``kwargs``
+    (in the order torch.onnx made them inputs); returns its outputs as CPU tensors.
+
+    ``model``: an ``ONNXProgram``, an ``onnx.ModelProto`` or the path of a saved model.
+    """
+    import onnxruntime
+
+    if isinstance(model, torch.onnx.ONNXProgram):
+        model = model.model_proto
+    content = model.SerializeToString() if isinstance(model, onnx.ModelProto) else os.fspath(model)
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # errors only
+    session = onnxruntime.InferenceSession(content, options, providers=["CPUExecutionProvider"])
+    tensors = [leaf for leaf in torch.utils._pytree.tree_leaves((tuple(args), kwargs or {})) if isinstance(leaf, Tensor)]
+    names = [i.name for i in session.get_inputs()]
+    if len(names) != len(tensors):
+        raise ValueError(f"torchops.onnx.run: the model has {len(names)} inputs, got {len(tensors)} tensors")
+    feeds = {name: _ort_value(onnxruntime, t) for name, t in zip(names, tensors)}
+    outputs = session.run_with_ort_values(None, feeds)
+    return [_tensor(value) for value in outputs]
+
+
+def _ort_value(onnxruntime, tensor: Tensor):
+    tensor = tensor.detach().cpu().contiguous()
+    # NumPy has no bfloat16: its bits go in as int16, typed bfloat16 for onnxruntime.
+    bits = tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor
+    return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(
+        bits.numpy(), onnx_element_type=int(from_torch_dtype(tensor.dtype))
+    )
+
+
+def _tensor(value) -> Tensor:
+    array = value.numpy()
+    if value.data_type() == "tensor(bfloat16)":
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    # onnxruntime's uint64 arrays are of NumPy's ulonglong, which torch does not take: the
+    # same bits, viewed as the uint64 of the same name.
+    return torch.from_numpy(array.view(np.dtype(array.dtype.name)))
