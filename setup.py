@@ -90,9 +90,12 @@ setup(
     name="torchops",
     version=VERSION,
     description="Bit shifts (arithmetic and logical) and signbit as PyTorch operators",
+    long_description=open(os.path.join(ROOT, "README.md")).read(),
+    long_description_content_type="text/markdown",
     packages=find_packages(include=["torchops", "torchops.*"]),
-    # For C++ programs (docs/deploy.md): the API header and the CMake package config.
-    package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake"]},
+    # For C++ programs (docs/deploy.md): the API header and the CMake package config; for
+    # type checkers, py.typed (PEP 561: the typed API's hints are to be read).
+    package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake", "py.typed"]},
     ext_modules=extensions(),
     cmdclass={"build_ext": BuildExtension},
     python_requires=">=3.10",

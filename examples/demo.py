@@ -1,4 +1,5 @@
-"""The seeds' examples, run through torchops: ONNX BitShift v28, Paddle's shift RFC, pypto.signbit.
+"""The worked examples of the specifications torchops follows, run through torchops: ONNX
+BitShift (opset 28), Paddle's shift RFC, pypto.signbit.
 
 Each line shows the call, what torchops returns and what the source document says it
 must return; the demo exits non-zero if any of them disagree.

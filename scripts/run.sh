@@ -2,7 +2,7 @@
 # One entry point for newcomers and CI. Creates .venv (pinned torch 2.13.0 CPU build and
 # the dev tools of requirements-dev.txt), builds torchops (its two extensions) into it when
 # the C++ sources changed, then runs:
-#   demo            the seeds' examples through the ops, then the quick benchmark (the default)
+#   demo            the specifications' worked examples through the ops, then the quick benchmark (the default)
 #   test [ARGS]     the whole test suite; ARGS go to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."

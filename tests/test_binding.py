@@ -11,6 +11,7 @@ torch.ops path when the binding is switched off or missing.
 import contextlib
 import gc
 import inspect
+import re
 import subprocess
 import sys
 import threading
@@ -93,6 +94,18 @@ def test_entries_have_their_twins_signature_and_docstring(name):
 def test_cpu_capability_and_call_path_are_exported():
     assert {"call_path", "cpu_capability"} <= set(torchops.__all__)
     assert torchops.call_path() in ("binding", "torch.ops")
+
+
+def test_help_shows_the_public_api_and_no_private_alias():
+    import pydoc
+
+    text = pydoc.render_doc(torchops, renderer=pydoc.plaintext)
+    listed = re.findall(r"^    (\w+)\(", text, re.M)
+    assert set(torchops.__all__) - {"cmake_prefix_path"} <= set(listed)
+    # pydoc lists a module held under another name (an alias) among SUBMODULES
+    aliases = [name for name, value in vars(torchops).items()
+               if inspect.ismodule(value) and value.__name__.startswith("torchops.") and value.__name__ != f"torchops.{name}"]
+    assert aliases == [] and "SUBMODULES" not in text, aliases
 
 
 # --------------------------------------------------------------------------

@@ -85,6 +85,23 @@ def test_numpy_bool_flag_is_the_bool(api, arithmetic):
                                                                                    "RIGHT", arithmetic)
 
 
+@pytest.mark.parametrize("api", ["bitshift", "paddle"])
+@pytest.mark.parametrize("integer", [np.int8, np.uint8, np.int64, np.uint64, np.array], ids=lambda t: t.__name__)
+def test_numpy_integers_are_ints(api, integer):
+    # As torch's builtins take them: anything with __index__, for counts and for x.
+    xs, _ = _all_8bit_pairs(torch.int8)
+    x = make_tensor(sorted(set(xs)), torch.int8)
+    for count in (0, 3, 7, 8, 100):
+        expected = model.shift_model(x.tolist(), [count] * x.numel(), torch.int8, "RIGHT", False)
+        assert shift(api, x, integer(count), "RIGHT", False).tolist() == expected
+        out = torch.empty_like(x)
+        assert shift(api, x, integer(count), "RIGHT", False, out=out) is out and out.tolist() == expected
+        assert shift_(api, x.clone(), integer(count), "RIGHT", False).tolist() == expected
+    counts = make_tensor(list(range(-2, 10)), torch.int8)
+    expected = model.shift_model([5] * counts.numel(), counts.tolist(), torch.int8, "LEFT")
+    assert shift(api, integer(5), counts, "LEFT").tolist() == expected
+
+
 # Python-int counts, taken by value: every 8-bit x with counts far outside
 # the 8-bit range too.
 PYTHON_INT_COUNTS = [-2**63, -2**40, -257, -256, -9, -8, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17,

@@ -284,8 +284,13 @@ CATALOGUE = [
     ("y_str", lambda t: torchops.bitshift(t(I8), "1", "RIGHT"), TypeError, named(OP, Y, "str")),
     ("y_numpy_array", lambda t: torchops.bitshift(t(I8), np.array([1, 2, 3], dtype=np.int8), "LEFT"), TypeError,
      named(OP, Y, "ndarray")),
-    ("y_numpy_scalar", lambda t: torchops.bitwise_right_shift(t(I64), np.int64(2)), TypeError,
-     named(OP, Y, "int64")),
+    # NumPy integers are ints (tests/test_bitshift.py); NumPy floats, bools and float arrays are not
+    ("y_numpy_float", lambda t: torchops.bitwise_right_shift(t(I64), np.float64(2)), TypeError,
+     named(OP, Y, "float64")),
+    ("y_numpy_bool", lambda t: torchops.bitwise_left_shift(t(I8), np.bool_(True)), TypeError, named(OP, Y, "bool")),
+    ("y_numpy_0d_float_array", lambda t: torchops.bitshift(t(I8), np.array(2.0), "LEFT"), TypeError,
+     named(OP, Y, "ndarray")),
+    ("x_numpy_float", lambda t: torchops.bitshift(np.float32(1), t(I8), "LEFT"), TypeError, named(OP, X, "float32")),
     ("y_none_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), None), TypeError, named(IN_PLACE_OP, Y)),
     # None for a Tensor argument of torch.ops (PyTorch passes an undefined tensor): TypeError
     # naming the argument (section 7)

@@ -4,7 +4,7 @@ exactly eager torchops's results, at the lowest supported opset, torch.onnx's de
 Every model is exported once per opset (functools.cache) and then run on many inputs. The
 assumptions the translations rest on are tested in onnxruntime too: Cast between the signed
 and unsigned type of one width keeps the bits, and onnxruntime's own BitShift-28 (an
-implementation of the seed's operator this project did not write) agrees with torchops on
+implementation of ONNX's operator that this project did not write) agrees with torchops on
 every int8 and uint8 pair. Marked `deploy`, like the other export paths (the sanitizer run
 leaves them out: they test translations, not kernels).
 """
@@ -121,7 +121,7 @@ def test_every_int8_and_uint8_pair(opset):
 
 
 def test_onnxruntime_bitshift_28_agrees_with_torchops_on_every_pair():
-    # onnxruntime's BitShift-28, an implementation of the seed's operator written elsewhere.
+    # onnxruntime's BitShift-28, an implementation of ONNX's operator written elsewhere.
     for dtype in (torch.int8, torch.uint8):
         x, y = every_pair(dtype)
         element = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(str(dtype_id(dtype))))

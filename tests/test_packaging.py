@@ -52,7 +52,10 @@ def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
     assert any(n.startswith("torchops/_C") and n.endswith(".so") for n in names), names
     assert any(n.startswith("torchops/_binding") and n.endswith(".so") for n in names), names
     assert "torchops/include/torchops/ops.h" in names and "torchops/share/cmake/TorchOps/TorchOpsConfig.cmake" in names
+    assert "torchops/py.typed" in names  # type checkers read the hints
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Description-Content-Type: text/markdown" in text and "## Two commands" in text  # the README
     requires = [line.removeprefix("Requires-Dist: ") for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
                 if line.startswith("Requires-Dist:")]
     # torch, and the optional extra torchops[onnx] pinned as in requirements-dev.txt (CI installs those)

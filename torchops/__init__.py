@@ -20,7 +20,7 @@ torch.ops.torchops._cpu_capability()
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
 from torchops import _inductor, _on_import  # noqa: E402
-from torchops import ops as _api  # noqa: E402
+from torchops import ops  # noqa: E402
 from torchops import _fastpath  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402
 from torchops._fastpath import call_path  # noqa: E402,F401
@@ -49,8 +49,8 @@ def library_path() -> str:
 
 
 def __getattr__(name: str):
-    # torchops.onnx needs the optional onnx packages (pip install torchops[onnx]) and takes
-    # about a second to import: it loads on first use, as `import torchops.onnx` would.
+    """``torchops.onnx`` (ONNX export), imported on first use: it needs the optional onnx
+    packages (``pip install torchops[onnx]``) and takes about a second to import."""
     if name == "onnx":
         import importlib
 
@@ -58,4 +58,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'torchops' has no attribute {name!r}")
 
 
-__all__ = list(_api.__all__) + ["call_path", "cmake_prefix_path", "library_path"]
+__all__ = list(ops.__all__) + ["call_path", "cmake_prefix_path", "library_path"]

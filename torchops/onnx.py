@@ -58,7 +58,7 @@ __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET", "export", "run", "translat
 MIN_OPSET, MAX_OPSET = 18, 28
 #: What ``opset_version=None`` means: torch.onnx's default in torch 2.13.
 DEFAULT_OPSET = 20
-#: BitShift of version 28 takes signed types and defines every count (the seed's operator).
+#: BitShift of version 28 takes signed types and defines every count (the rules of docs/semantics.md).
 BITSHIFT_ALL_COUNTS_OPSET = 28
 #: BitCast, the only exact reading of a float's sign bit.
 BITCAST_OPSET = 26
@@ -153,7 +153,7 @@ def _shift(x, y, dtype: torch.dtype, left: bool, arithmetic: bool, count_in_rang
     """docs/semantics.md section 2 on x and y already of the result dtype."""
     sign_fill = not left and arithmetic and dtype.is_signed
     if opset >= BITSHIFT_ALL_COUNTS_OPSET and (left or sign_fill or not dtype.is_signed):
-        # The seed's operator: a negative count or one >= n gives 0, or the sign fill.
+        # ONNX's own rules are torchops's: a negative count or one >= n gives 0, or the sign fill.
         return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction="LEFT" if left else "RIGHT")
     unsigned = _UNSIGNED_OF_WIDTH[torch.iinfo(dtype).bits]
     if sign_fill:

@@ -9,6 +9,7 @@ owns the argument checks and messages of the typed API, and torch.compile traces
 """
 from __future__ import annotations
 
+import operator
 import sys
 from typing import Optional, Union
 
@@ -33,17 +34,29 @@ _ops = torch.ops.torchops
 _COUNT_MIN, _COUNT_MAX = -1, 64
 
 
-def _check_int_or_tensor(op: str, arg: str, value: object) -> None:
+def _is_numpy_bool(value: object) -> bool:
+    numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
+def _int_or_tensor(op: str, arg: str, value: object) -> Union[Tensor, int]:
+    """A tensor, or an int: Python's, or any integer with ``__index__`` (NumPy integers,
+    0-d integer arrays), as torch's builtins take them."""
+    if isinstance(value, (int, Tensor)) and not isinstance(value, bool):
+        return value
     # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
-    if isinstance(value, bool) or not isinstance(value, (int, Tensor)):
-        raise TypeError(f"{op}: {arg} must be a tensor or an int, got {type(value).__name__}")
+    if not isinstance(value, bool) and not _is_numpy_bool(value) and hasattr(type(value), "__index__"):
+        try:
+            return operator.index(value)
+        except TypeError:  # a 0-d array of floats has __index__ but refuses it
+            pass
+    raise TypeError(f"{op}: {arg} must be a tensor or an int, got {type(value).__name__}")
 
 
 def _checked_flag(op: str, arg: str, value: object) -> bool:
     # torch.ops takes None, 0, 2 or 1.0 for a bool argument (None as False: a silent logical
     # shift); like torch's own functions, the typed API takes only a bool (or NumPy's).
-    numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
-    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
+    if isinstance(value, bool) or _is_numpy_bool(value):
         return bool(value)
     raise TypeError(f"{op}: {arg} must be a bool, got {type(value).__name__}")
 
@@ -77,7 +90,7 @@ _SIGNBIT_OUT = _ops.signbit.out
 
 
 def _clamped_count(op: str, y: object) -> int:
-    _check_int_or_tensor(op, "y", y)
+    y = _int_or_tensor(op, "y", y)
     # Comparisons rather than min/max: under torch.compile(dynamic=True) `y` is a symbolic
     # int that reaches the generated code as an int64, which a count beyond int64 does not
     # fit; the comparisons become guards, and such a count, a constant.
@@ -100,15 +113,14 @@ def _shift(
     arithmetic = _checked_flag(op, flag_name, arithmetic)
     if isinstance(y, Tensor):
         if not isinstance(x, Tensor):
-            _check_int_or_tensor(op, "x", x)
-            x = _int_as_tensor(op, x, y)
+            x = _int_as_tensor(op, _int_or_tensor(op, "x", x), y)
         if out is None:
             return _BITSHIFT(x, y, direction, arithmetic)
         _BITSHIFT_OUT(x, y, direction, arithmetic, out=out)
         return out
     if not isinstance(x, Tensor):
-        _check_int_or_tensor(op, "x", x)
-        _check_int_or_tensor(op, "y", y)
+        _int_or_tensor(op, "x", x)
+        _int_or_tensor(op, "y", y)
         raise TypeError(f"{op}: x or y must be a tensor, got two ints")
     count = _clamped_count(op, y)
     if out is None:
@@ -139,15 +151,25 @@ def bitshift(
     """ONNX BitShift (opset 28): shifts the bits of ``x`` by ``y``, element by element.
 
     Args:
-        x: integer tensor (int8/16/32/64, uint8/16/32/64), or a Python int when ``y`` is a tensor.
-        y: the counts: an integer tensor (broadcast with ``x``; both are converted to
-            ``torch.result_type(x, y)``) or a Python int (taken by value, never wrapped).
+        x: integer tensor (int8/16/32/64, uint8/16/32/64), or an int (Python's or NumPy's)
+            when ``y`` is a tensor: it becomes a 0-d tensor of ``y``'s dtype.
+        y: the counts: an integer tensor, broadcast with ``x``, or an int (Python's or
+            NumPy's), taken by value.
         direction: ``"LEFT"`` or ``"RIGHT"`` (``"left"``/``"right"`` accepted).
         arithmetic: for ``"RIGHT"`` on signed dtypes, sign-fill (True) or zero-fill (False).
         out: optional output of the result dtype; resized like PyTorch's builtins.
 
-    Counts that are negative or >= the bit width give 0, or -1 for an arithmetic right
-    shift of a negative value. Full rules: docs/semantics.md.
+    With n the bit width of the result dtype: a left shift drops the bits past the top; a
+    right shift fills with the sign bit (arithmetic, signed dtypes) or with zeros. A count
+    that is negative or >= n gives 0, or -1 for an arithmetic right shift of a negative value.
+
+    The result dtype is ``torch.result_type(x, y)`` and both operands are converted to it,
+    so a count tensor can widen ``x``: int8 ``x`` with an int64 count tensor gives int64,
+    and a logical right shift of int8 -1 by ``torch.tensor([1])`` is 2**63 - 1, not 127
+    (give ``y`` in ``x``'s dtype, or as an int). A 0-d count tensor keeps ``x``'s dtype but
+    is converted to it first: int8 ``x`` by ``torch.tensor(257)`` shifts by 1, by the int
+    257 gives 0. uint16/32/64 combine only with themselves (no common dtype otherwise).
+    Not differentiable. The whole contract: docs/semantics.md in the torchops repository.
     """
     if not isinstance(direction, str):  # torch.ops would take b"LEFT" as "LEFT"
         raise TypeError(
@@ -165,10 +187,12 @@ def bitwise_left_shift(
     out: Optional[Tensor] = None,
     name: Optional[str] = None,
 ) -> Tensor:
-    """Paddle's ``bitwise_left_shift``: ``x << y``; bits past the top are dropped.
+    """Paddle's ``bitwise_left_shift``: ``x << y``; bits past the top are dropped, and a
+    count that is negative or >= the bit width gives 0.
 
     ``is_arithmetic`` is accepted for Paddle's signature: a left shift is the same either
-    way. ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
+    way. ``name`` is accepted for Paddle's signature and ignored. Arguments, promotion and
+    ``out`` as in :func:`bitshift`.
     """
     return _shift("torchops.bitshift", x, y, "LEFT", is_arithmetic, out, "is_arithmetic")
 
@@ -184,7 +208,9 @@ def bitwise_right_shift(
     """Paddle's ``bitwise_right_shift``: ``x >> y``, sign-filling (``is_arithmetic=True``)
     or zero-filling (``is_arithmetic=False``, a logical shift, also for signed dtypes).
 
-    ``name`` is accepted for Paddle's signature and ignored. See :func:`bitshift`.
+    A count that is negative or >= the bit width gives the fill alone: -1 for a negative
+    ``x`` shifted arithmetically, 0 otherwise. ``name`` is accepted for Paddle's signature
+    and ignored. Arguments, promotion and ``out`` as in :func:`bitshift`.
     """
     return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
 
