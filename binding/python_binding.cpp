@@ -165,11 +165,12 @@ PyObject* bitshift(const Slots& args) {
   return shift(args[0], args[1], direction, args[3], args[4], /*in_place=*/false);
 }
 
-// bitwise_{left,right}_shift(x, y, is_arithmetic=True, *, out=None, name=None): `name` is
-// Paddle's and ignored. In place: bitwise_{left,right}_shift_(x, y, is_arithmetic=True).
+// bitwise_{left,right}_shift(x, y, is_arithmetic=True, out=None, name=None) and the in-place
+// bitwise_{left,right}_shift_ with the same parameters: Paddle's signatures. `name` is
+// ignored; the in-place forms leave an `out` to the twin (it must be None or x).
 template <bool Left, bool InPlace>
 PyObject* paddle_shift(const Slots& args) {
-  if (!plain_tensor(args[0])) return kTwin;
+  if (!plain_tensor(args[0]) || (InPlace && !absent_or_none(args[3]))) return kTwin;
   return shift(args[0], args[1], Left ? "LEFT" : "RIGHT", args[2], InPlace ? nullptr : args[3], InPlace);
 }
 
@@ -199,12 +200,14 @@ PyObject* signbit(const Slots& args) {
 // that they agree when torch.compile first loads).
 Function functions[] = {
     {"bitshift", {{"x"}, {"y"}, {"direction"}, {"arithmetic", "True"}, {"out", "None"}}, 4, &bitshift},
-    {"bitwise_left_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 3,
+    {"bitwise_left_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<true, false>},
-    {"bitwise_right_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 3,
+    {"bitwise_right_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<false, false>},
-    {"bitwise_left_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}}, 3, &paddle_shift<true, true>},
-    {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}}, 3, &paddle_shift<false, true>},
+    {"bitwise_left_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
+     &paddle_shift<true, true>},
+    {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
+     &paddle_shift<false, true>},
     {"signbit", {{"x"}, {"out", "None"}}, 1, &signbit},
 };
 

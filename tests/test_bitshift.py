@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import model
+import torchops
 from conftest import (
     APIS, INT_DTYPES, NUMPY_DTYPES, OPERATION_IDS, OPERATIONS, OUT_KINDS, TORCH_SHIFT_DTYPES, WIDE_DTYPES,
     dtype_id, expected_shift, interesting_counts, interesting_values, make_out, make_tensor, random_counts,
@@ -100,6 +101,28 @@ def test_numpy_integers_are_ints(api, integer):
     counts = make_tensor(list(range(-2, 10)), torch.int8)
     expected = model.shift_model([5] * counts.numel(), counts.tolist(), torch.int8, "LEFT")
     assert shift(api, integer(5), counts, "LEFT").tolist() == expected
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_paddle_signatures_out_and_name_by_position(direction):
+    # Paddle: bitwise_*_shift(x, y, is_arithmetic=True, out=None, name=None), and the same
+    # parameters for the in-place forms, whose `out` can only be x.
+    fn = torchops.bitwise_left_shift if direction == "LEFT" else torchops.bitwise_right_shift
+    fn_ = torchops.bitwise_left_shift_ if direction == "LEFT" else torchops.bitwise_right_shift_
+    xs, counts = _all_8bit_pairs(torch.int8)
+    x, y = make_tensor(xs, torch.int8), make_tensor(counts, torch.int8)
+    expected = model.shift_model(xs, counts, torch.int8, direction, False)
+    out = torch.empty_like(x)
+    assert fn(x, y, False, out, "a name") is out and out.tolist() == expected
+    assert fn(x, y, False, None, "a name").tolist() == expected
+    shifted = x.clone()
+    assert fn_(shifted, y, False, shifted, "a name") is shifted and shifted.tolist() == expected
+    shifted = x.clone()
+    assert fn_(shifted, y, False, name="a name") is shifted and shifted.tolist() == expected
+    shifted, other = x.clone(), torch.zeros_like(x)
+    with pytest.raises(ValueError, match=r"torchops\.bitshift_: out must be None or x itself"):
+        fn_(shifted, y, False, other)
+    assert torch.equal(shifted, x) and not other.any()
 
 
 # Python-int counts, taken by value: every 8-bit x with counts far outside

@@ -129,9 +129,14 @@ def _shift(
     return out
 
 
-def _shift_(op: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool) -> Tensor:
+def _shift_(
+    op: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool, out: Optional[Tensor]
+) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: x must be a tensor, got {type(x).__name__}")
+    if out is not None and out is not x:
+        # Paddle's signature has `out` on the in-place forms too; the result is x itself.
+        raise ValueError(f"{op}: out must be None or x itself (the in-place form writes into x)")
     arithmetic = _checked_flag(op, "is_arithmetic", is_arithmetic)
     if isinstance(y, Tensor):
         _BITSHIFT_INPLACE(x, y, direction, arithmetic)
@@ -183,7 +188,6 @@ def bitwise_left_shift(
     x: Union[Tensor, int],
     y: Union[Tensor, int],
     is_arithmetic: bool = True,
-    *,
     out: Optional[Tensor] = None,
     name: Optional[str] = None,
 ) -> Tensor:
@@ -201,7 +205,6 @@ def bitwise_right_shift(
     x: Union[Tensor, int],
     y: Union[Tensor, int],
     is_arithmetic: bool = True,
-    *,
     out: Optional[Tensor] = None,
     name: Optional[str] = None,
 ) -> Tensor:
@@ -215,20 +218,36 @@ def bitwise_right_shift(
     return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
 
 
-def bitwise_left_shift_(x: Tensor, y: Union[Tensor, int], is_arithmetic: bool = True) -> Tensor:
+def bitwise_left_shift_(
+    x: Tensor,
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """In-place :func:`bitwise_left_shift`; returns ``x``.
 
     The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
+    is ignored.
     """
-    return _shift_("torchops.bitshift_", x, y, "LEFT", is_arithmetic)
+    return _shift_("torchops.bitshift_", x, y, "LEFT", is_arithmetic, out)
 
 
-def bitwise_right_shift_(x: Tensor, y: Union[Tensor, int], is_arithmetic: bool = True) -> Tensor:
+def bitwise_right_shift_(
+    x: Tensor,
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """In-place :func:`bitwise_right_shift`; returns ``x``.
 
     The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
+    is ignored.
     """
-    return _shift_("torchops.bitshift_", x, y, "RIGHT", is_arithmetic)
+    return _shift_("torchops.bitshift_", x, y, "RIGHT", is_arithmetic, out)
 
 
 def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
