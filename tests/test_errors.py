@@ -99,7 +99,8 @@ def test_unpromotable_pair_refused(api, x_dtype, y_dtype, out_kind):
     y = make_tensor([1, 1, 1], y_dtype)
     unsigned = x_dtype if x_dtype in (torch.uint16, torch.uint32, torch.uint64) else y_dtype
     out = _out_kinds(unsigned, (3,))[out_kind]
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, dtype_pattern(unsigned))
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, dtype_pattern(unsigned),
+                re.escape(f"shift by y.to(torch.{dtype_id(x_dtype)}), or by a Python int"))
 
 
 @pytest.mark.parametrize("api", IN_PLACE_APIS)

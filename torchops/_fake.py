@@ -65,8 +65,11 @@ def _result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
     _check_shift_dtype(op, "y", y.dtype)
     try:
         return torch.result_type(x, y)
-    except RuntimeError as error:
-        raise TypeError(f"{op}: x ({_name(x.dtype)}) and y ({_name(y.dtype)}) have no common dtype: {error}") from None
+    except RuntimeError:
+        raise TypeError(
+            f"{op}: x ({_name(x.dtype)}) and y ({_name(y.dtype)}) have no common dtype (PyTorch promotes uint16, "
+            f"uint32 and uint64 only with their own dtype); shift by y.to(torch.{_name(x.dtype)}), or by a Python int"
+        ) from None
 
 
 def _broadcast_shape(op: str, x: Tensor, y: Tensor) -> torch.Size:

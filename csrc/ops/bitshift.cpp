@@ -38,16 +38,18 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
 }
 
 // torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
-// refuses (uint16/32/64 with another integer type) reported as a TypeError of this op.
+// refuses (uint16/32/64 with another integer type) reported as a TypeError of this op that
+// says how to make the call work (torchops/_fake.py has the same words).
 at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
   check_shift_tensor(op_name, "x", x);
   check_shift_tensor(op_name, "y", y);
   if (x.scalar_type() == y.scalar_type()) return x.scalar_type();  // what promotion gives, without its cost
   try {
     return at::result_type(x, y);
-  } catch (const c10::Error& e) {
+  } catch (const c10::Error&) {
     TORCH_CHECK_TYPE(false, op_name, ": x (", dtype_name(x.scalar_type()), ") and y (", dtype_name(y.scalar_type()),
-                     ") have no common dtype: ", e.what_without_backtrace());
+                     ") have no common dtype (PyTorch promotes uint16, uint32 and uint64 only with their own dtype); "
+                     "shift by y.to(torch.", dtype_name(x.scalar_type()), "), or by a Python int");
   }
 }
 
