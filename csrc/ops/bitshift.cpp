@@ -194,30 +194,35 @@ void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count
 
 // The configurations of PyTorch's own binary and unary pointwise ops, so that outputs get
 // the same layout as theirs (and out= is resized the same way).
-at::TensorIterator tensor_count_iter(const at::Tensor& out, const at::Tensor& x, const at::Tensor& y, bool resize) {
-  return at::TensorIteratorConfig()
-      .set_check_mem_overlap(true)
-      .allow_cpu_scalars(true)
-      .promote_inputs_to_common_dtype(true)
-      .cast_common_dtype_to_outputs(true)
-      .enforce_safe_casting_to_output(true)
-      .resize_outputs(resize)
-      .add_output(out)
-      .add_const_input(x)
-      .add_const_input(y)
-      .build();
+at::TensorIterator tensor_count_iter(const char* op_name, const at::Tensor& out, const at::Tensor& x,
+                                     const at::Tensor& y, bool resize) {
+  return build_iter(op_name, [&] {
+    return at::TensorIteratorConfig()
+        .set_check_mem_overlap(true)
+        .allow_cpu_scalars(true)
+        .promote_inputs_to_common_dtype(true)
+        .cast_common_dtype_to_outputs(true)
+        .enforce_safe_casting_to_output(true)
+        .resize_outputs(resize)
+        .add_output(out)
+        .add_const_input(x)
+        .add_const_input(y)
+        .build();
+  });
 }
 
-at::TensorIterator scalar_count_iter(const at::Tensor& out, const at::Tensor& x, bool resize) {
-  return at::TensorIteratorConfig()
-      .set_check_mem_overlap(true)
-      .cast_common_dtype_to_outputs(false)
-      .enforce_safe_casting_to_output(false)
-      .check_all_same_dtype(true)
-      .resize_outputs(resize)
-      .add_output(out)
-      .add_const_input(x)
-      .build();
+at::TensorIterator scalar_count_iter(const char* op_name, const at::Tensor& out, const at::Tensor& x, bool resize) {
+  return build_iter(op_name, [&] {
+    return at::TensorIteratorConfig()
+        .set_check_mem_overlap(true)
+        .cast_common_dtype_to_outputs(false)
+        .enforce_safe_casting_to_output(false)
+        .check_all_same_dtype(true)
+        .resize_outputs(resize)
+        .add_output(out)
+        .add_const_input(x)
+        .build();
+  });
 }
 
 at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
@@ -230,7 +235,7 @@ at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_vi
   }
   broadcast_shape(kOp, x, y);
   at::Tensor out;
-  auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
+  auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
   shift_tensor_count(iter, op);
   return iter.output();
 }
@@ -246,7 +251,7 @@ void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view
     return;
   }
   broadcast_shape(kOp, x, y);
-  auto iter = tensor_count_iter(out, x, y, /*resize=*/true);
+  auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
   shift_tensor_count(iter, op);
 }
 
@@ -264,7 +269,7 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
   const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
   TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
               " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
-  auto iter = tensor_count_iter(x, x, y, /*resize=*/false);
+  auto iter = tensor_count_iter(kInplaceOp, x, x, y, /*resize=*/false);
   shift_tensor_count(iter, op);
 }
 
@@ -278,7 +283,7 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
     return out;
   }
   at::Tensor out;
-  auto iter = scalar_count_iter(out, x, /*resize=*/true);
+  auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
   shift_scalar_count(iter, op, count);
   return iter.output();
 }
@@ -294,7 +299,7 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
     shift_contiguous(op, out, x, nullptr, count);
     return;
   }
-  auto iter = scalar_count_iter(out, x, /*resize=*/true);
+  auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
   shift_scalar_count(iter, op, count);
 }
 
@@ -308,7 +313,7 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
     shift_contiguous(op, x, x, nullptr, count);
     return;
   }
-  auto iter = scalar_count_iter(x, x, /*resize=*/false);
+  auto iter = scalar_count_iter(kInplaceOp, x, x, /*resize=*/false);
   shift_scalar_count(iter, op, count);
 }
 

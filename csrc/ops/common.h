@@ -38,6 +38,20 @@ inline void check_writable(const char* op_name, const char* arg, const at::Tenso
               "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
 }
 
+// Builds a TensorIterator; its own refusals (memory overlap, mostly, which PyTorch reports
+// as "unsupported operation: ...") get the op's name in front, as every other error of the
+// op has it. The exception type is kept.
+template <typename Build>
+at::TensorIterator build_iter(const char* op_name, Build&& build) {
+  try {
+    return build();
+  } catch (const c10::TypeError& e) {
+    TORCH_CHECK_TYPE(false, op_name, ": ", e.what_without_backtrace());
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
+  }
+}
+
 // Whether `out` may be written by a loop that skips TensorIterator: it may share memory
 // with an input only by being it (in place, out=x), as TensorIterator allows; a partial
 // (or undecidable) overlap is left to TensorIterator, which refuses it.

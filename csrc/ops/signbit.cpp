@@ -35,14 +35,16 @@ void check_signbit_input(const at::Tensor& x) {
 
 // PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
 at::TensorIterator signbit_iter(const at::Tensor& out, const at::Tensor& x) {
-  return at::TensorIteratorConfig()
-      .set_check_mem_overlap(true)
-      .check_all_same_dtype(false)
-      .declare_static_dtype(at::kBool)
-      .declare_static_device(x.device())
-      .add_output(out)
-      .add_const_input(x)
-      .build();
+  return build_iter(kOp, [&] {
+    return at::TensorIteratorConfig()
+        .set_check_mem_overlap(true)
+        .check_all_same_dtype(false)
+        .declare_static_dtype(at::kBool)
+        .declare_static_device(x.device())
+        .add_output(out)
+        .add_const_input(x)
+        .build();
+  });
 }
 
 // out[i] = the sign bit of x[i], for n contiguous elements of `dtype` (n > 0).
