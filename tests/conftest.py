@@ -205,16 +205,24 @@ def make_out(kind, shape, dtype, fill):
 
 
 def snapshot(*tensors):
-    """Clones plus metadata, to check later that nothing was touched."""
-    return [(t, t.clone(), t.shape, t.stride(), t.dtype) for t in tensors if isinstance(t, torch.Tensor)]
+    """Clones plus metadata, to check later (assert_unchanged) that nothing was touched."""
+    return [(t, t.clone(), t.shape, t.stride(), t.dtype, t.storage_offset(), t.data_ptr())
+            for t in tensors if isinstance(t, torch.Tensor)]
 
 
 def assert_unchanged(snapshots):
-    for tensor, clone, shape, stride, dtype in snapshots:
-        assert tensor.dtype == dtype
-        assert tensor.shape == shape
-        assert tensor.stride() == stride
-        assert torch.equal(tensor, clone)
+    """Same metadata, same storage, same bits (a NaN compared by its bits, sign included)."""
+    for tensor, clone, shape, stride, dtype, offset, pointer in snapshots:
+        assert (tensor.dtype, tensor.shape, tensor.stride(), tensor.storage_offset(), tensor.data_ptr()) == (
+            dtype, shape, stride, offset, pointer)
+        assert torch.equal(as_bits(tensor), as_bits(clone)), "an input was modified"
+
+
+def as_bits(tensor):
+    """The tensor's raw bits (NaN != NaN, and the sign of a NaN matters)."""
+    if tensor.dtype.is_floating_point:
+        return tensor.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.itemsize])
+    return tensor
 
 
 def assert_same_tensors(actual, expected, what="result"):

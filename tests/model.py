@@ -87,8 +87,13 @@ def shift_model(x_values, counts, dtype, direction, arithmetic=True):
     xs = np.asarray(x_values, dtype=object)
     cs = np.asarray(counts, dtype=object)
     xs, cs = np.broadcast_arrays(xs, cs)
-    flat = [shift_scalar(int(a), int(c), dtype, direction, arithmetic)
-            for a, c in zip(xs.flat, cs.flat)]
+    answers = {}  # test inputs repeat their pairs: each is modelled once
+    flat = []
+    for a, c in zip(xs.flat, cs.flat):
+        pair = (int(a), int(c))
+        if pair not in answers:
+            answers[pair] = shift_scalar(*pair, dtype, direction, arithmetic)
+        flat.append(answers[pair])
     return np.array(flat, dtype=object).reshape(xs.shape).tolist()
 
 

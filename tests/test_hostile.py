@@ -28,7 +28,7 @@ import torch
 import torchops
 
 import model
-from conftest import INT_DTYPES, dtype_id, make_tensor
+from conftest import INT_DTYPES, as_bits, dtype_id, make_tensor
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
 pytestmark = pytest.mark.usefixtures("call_path")
@@ -78,13 +78,7 @@ class Tensors:
             if values is None:
                 continue
             now = tensor.int_repr() if tensor.is_quantized else tensor.to_dense() if tensor.is_sparse else tensor
-            assert torch.equal(_bits(now), _bits(values)), f"a {dtype} tensor was modified"
-
-
-def _bits(tensor):
-    if tensor.dtype.is_floating_point:  # NaN != NaN; compare the stored bits
-        return tensor.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.itemsize])
-    return tensor
+            assert torch.equal(as_bits(now), as_bits(values)), f"a {dtype} tensor was modified"
 
 
 def named(*words):

@@ -2,6 +2,7 @@
 vector width (tails), unaligned starts, strided rows, counts around the bit width, and a
 size large enough to be split across threads."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -9,42 +10,20 @@ import torch
 
 import model
 import torchops
-from conftest import INT_DTYPES, FLOAT_DTYPES, OPERATIONS, OPERATION_IDS, dtype_id
+from conftest import (
+    FLOAT_DTYPES, INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, interesting_counts, interesting_values, make_tensor,
+)
 
 WIDTHS = [8, 16, 32, 64]
 SIZES = sorted({0, 1} | {s for w in WIDTHS for s in (w - 1, w, w + 1, 2 * w - 1, 2 * w + 1)})
 PARALLEL_SIZE = 3 * 32768 + 5  # beyond TensorIterator's grain: split across threads, odd tail
 
 
-def interesting_values(dtype):
-    low, high = model.value_range(dtype)
-    n = model.width(dtype)
-    values = {low, low + 1, -1, 0, 1, 2, high - 1, high, 1 << (n - 2), 0x5A5A5A5A5A5A5A5A, -45, -102}
-    return sorted(model.wrap(v, dtype) for v in values)
-
-
-def interesting_counts(dtype):
-    n = model.width(dtype)
-    return sorted({model.wrap(c, dtype) for c in (-1, 0, 1, n - 1, n, n + 1, 3, n // 2, 1000)})
-
-
 def pattern(values, size, salt):
     """`size` values cycling through `values` with a stride coprime to their number, so
     that neighbours (and so lanes of a vector) differ."""
-    step = 7 if len(values) % 7 else 5
+    step = next(s for s in (7, 5, 3, 11, 13) if math.gcd(s, len(values)) == 1)
     return [values[(i * step + salt) % len(values)] for i in range(size)]
-
-
-def tensor_of(values, dtype):
-    return torch.tensor(np.array(values, dtype=object).astype(np.dtype(str(dtype).replace("torch.", ""))))
-
-
-def expected_shift(xs, cs, dtype, direction, arithmetic):
-    """The model, element by element; the inputs repeat, so each pair is modelled once."""
-    table = {}
-    for pair in set(zip(xs, cs)):
-        table[pair] = model.shift_scalar(*pair, dtype, direction, arithmetic)
-    return [table[pair] for pair in zip(xs, cs)]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
@@ -55,10 +34,10 @@ def test_tensor_counts_at_every_size_and_offset(cpu_capability, dtype, direction
         xs = pattern(values, size + offset, 0)
         cs = pattern(counts, size + offset, 3)
         # A view that starts `offset` elements in: unaligned loads for every vector.
-        x = tensor_of(xs, dtype)[offset:]
-        y = tensor_of(cs, dtype)[offset:]
+        x = make_tensor(xs, dtype)[offset:]
+        y = make_tensor(cs, dtype)[offset:]
         got = torchops.bitshift(x, y, direction, arithmetic)
-        assert got.tolist() == expected_shift(xs[offset:], cs[offset:], dtype, direction, arithmetic), (size, offset)
+        assert got.tolist() == model.shift_model(xs[offset:], cs[offset:], dtype, direction, arithmetic), (size, offset)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
@@ -68,10 +47,10 @@ def test_scalar_counts_at_every_size(cpu_capability, dtype, direction, arithmeti
     values = interesting_values(dtype)
     for size in SIZES + [PARALLEL_SIZE]:
         xs = pattern(values, size + 1, 0)
-        x = tensor_of(xs, dtype)[1:]
+        x = make_tensor(xs, dtype)[1:]
         for count in (-1, 0, 1, n - 1, n, n + 1, 2**40):
             got = torchops.bitshift(x, count, direction, arithmetic)
-            want = expected_shift(xs[1:], [count] * size, dtype, direction, arithmetic)
+            want = model.shift_model(xs[1:], [count] * size, dtype, direction, arithmetic)
             assert got.tolist() == want, (size, count)
 
 
@@ -81,15 +60,15 @@ def test_strided_and_broadcast_rows(cpu_capability, dtype, direction, arithmetic
     values, counts = interesting_values(dtype), interesting_counts(dtype)
     rows, cols = 5, 2 * 64 + 3
     xs = pattern(values, rows * cols * 2, 1)
-    x = tensor_of(xs, dtype).reshape(rows, 2 * cols)[:, ::2]  # inner stride 2
+    x = make_tensor(xs, dtype).reshape(rows, 2 * cols)[:, ::2]  # inner stride 2
     x_values = np.array(xs, dtype=object).reshape(rows, 2 * cols)[:, ::2]
     cs = pattern(counts, cols, 2)
-    y_row = tensor_of(cs, dtype)  # broadcast along rows
-    y_col = tensor_of(cs[:rows], dtype).reshape(rows, 1)  # one count per row: stride 0 inside a row
+    y_row = make_tensor(cs, dtype)  # broadcast along rows
+    y_col = make_tensor(cs[:rows], dtype).reshape(rows, 1)  # one count per row: stride 0 inside a row
     for y, y_values in ((y_row, np.broadcast_to(np.array(cs, dtype=object), (rows, cols))),
                         (y_col, np.broadcast_to(np.array(cs[:rows], dtype=object).reshape(rows, 1), (rows, cols)))):
         got = torchops.bitshift(x, y, direction, arithmetic)
-        want = np.array(expected_shift(list(x_values.flat), list(y_values.flat), dtype, direction, arithmetic),
+        want = np.array(model.shift_model(list(x_values.flat), list(y_values.flat), dtype, direction, arithmetic),
                         dtype=object).reshape(rows, cols)
         assert got.tolist() == want.tolist()
         # The transposed view walks the same data with a non-unit inner stride.
@@ -104,7 +83,7 @@ def bit_patterns(dtype, size):
     n = model.width(int_dtype)
     raw = [model.wrap(v, int_dtype) for v in (0, 1 << (n - 1), -1, 1, (1 << (n - 1)) - 1, 0x7C00, 0xFC00,
                                                0x7FC0, 0xFFC0, 0x7F800000, 0xFF800000, 3 << (n - 2))]
-    return tensor_of(pattern(raw, size, 0), int_dtype).view(dtype)
+    return make_tensor(pattern(raw, size, 0), int_dtype).view(dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES, ids=dtype_id)
@@ -126,8 +105,8 @@ def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direct
     against the model above), which never streams."""
     n = STREAMING_BYTES // model.width(dtype) * 8 + 37
     values, counts = interesting_values(dtype), interesting_counts(dtype)
-    x = tensor_of(pattern(values, 4099, 0) * (n // 4099 + 1), dtype)[:n]
-    y = tensor_of(pattern(counts, 4099, 3) * (n // 4099 + 1), dtype)[:n]
+    x = make_tensor(pattern(values, 4099, 0), dtype).repeat(n // 4099 + 1)[:n]
+    y = make_tensor(pattern(counts, 4099, 3), dtype).repeat(n // 4099 + 1)[:n]
     out = torch.empty(n + 1, dtype=dtype)[1:]  # starts one element past an aligned address
     got = {
         "tensor": torchops.bitshift(x, y, direction, arithmetic, out=out).clone(),

@@ -47,8 +47,8 @@ import torchops
 
 import model
 from conftest import (
-    FLOAT_DTYPES, INT_DTYPES, NUMPY_DTYPES, dtype_id, dtype_pattern, expected_shift, interesting_counts,
-    interesting_values, make_tensor, shift, shift_,
+    FLOAT_DTYPES, INT_DTYPES, NUMPY_DTYPES, assert_unchanged, dtype_id, dtype_pattern, expected_shift,
+    interesting_counts, interesting_values, make_tensor, shift, shift_, snapshot,
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
@@ -304,25 +304,6 @@ IN_PLACE_APIS = ["paddle", "ops"]
 
 # --------------------------------------------------------------------------
 # checks
-def snapshot(*tensors):
-    return [(t, t.clone(), t.shape, t.stride(), t.dtype, t.storage_offset(), t.data_ptr())
-            for t in tensors if isinstance(t, torch.Tensor)]
-
-
-def assert_unchanged(snapshots):
-    for tensor, clone, shape, stride, dtype, offset, pointer in snapshots:
-        assert (tensor.dtype, tensor.shape, tensor.stride(), tensor.storage_offset(), tensor.data_ptr()) == (
-            dtype, shape, stride, offset, pointer)
-        assert torch.equal(as_bits(tensor), as_bits(clone)), "an input was modified"
-
-
-def as_bits(tensor):
-    """The tensor's raw bits (NaN != NaN, and the sign of a NaN matters)."""
-    if tensor.dtype.is_floating_point:
-        return tensor.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[tensor.itemsize])
-    return tensor
-
-
 def assert_values(result, expected, dtype, shape, where):
     assert result.dtype == dtype, where
     assert tuple(result.shape) == tuple(shape), where
