@@ -16,19 +16,10 @@ from torch._prims_common import (
     make_contiguous_strides_for,
 )
 
-_SHIFT_DTYPES = (
-    torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
-)
-_SHIFT_DTYPE_NAMES = "int8, int16, int32, int64, uint8, uint16, uint32, uint64"
-_SIGNBIT_DTYPES = _SHIFT_DTYPES + (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool)
-_DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
-_OP = "torchops.bitshift"
-_INPLACE_OP = "torchops.bitshift_"
-
-
-def _name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
+from torchops._contract import BITSHIFT as _OP
+from torchops._contract import BITSHIFT_INPLACE as _INPLACE_OP
+from torchops._contract import DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPE_NAMES, SHIFT_DTYPES, SIGNBIT, SIGNBIT_DTYPES
+from torchops._contract import dtype_name as _name
 
 
 def _shape(shape) -> str:
@@ -37,15 +28,15 @@ def _shape(shape) -> str:
 
 def _check_shift_dtype(op: str, arg: str, dtype: torch.dtype) -> None:
     torch._check_type(
-        dtype in _SHIFT_DTYPES,
-        lambda: f"{op}: {arg} must be an integer tensor ({_SHIFT_DTYPE_NAMES}), got {_name(dtype)}",
+        dtype in SHIFT_DTYPES,
+        lambda: f"{op}: {arg} must be an integer tensor ({SHIFT_DTYPE_NAMES}), got {_name(dtype)}",
     )
 
 
 def _check_direction(op: str, direction: str) -> None:
     torch._check_value(
-        direction in _DIRECTIONS,
-        lambda: f"{op}: direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got '{direction}'",
+        direction in DIRECTIONS,
+        lambda: f"{op}: direction must be one of {DIRECTION_NAMES}, got '{direction}'",
     )
 
 
@@ -185,8 +176,8 @@ def _bitshift_scalar_inplace(x, y, direction, arithmetic=True):
 
 def _check_signbit_dtype(dtype: torch.dtype) -> None:
     torch._check_type(
-        dtype in _SIGNBIT_DTYPES,
-        lambda: "torchops.signbit: x must be a float16, bfloat16, float32, float64, integer or bool tensor, "
+        dtype in SIGNBIT_DTYPES,
+        lambda: f"{SIGNBIT}: x must be a float16, bfloat16, float32, float64, integer or bool tensor, "
         f"got {_name(dtype)}",
     )
 
@@ -199,11 +190,11 @@ def _signbit(x):
 
 @torch.library.register_fake("torchops::signbit.out")
 def _signbit_out(x, *, out):
-    _check_device("torchops.signbit", x, out=out)
+    _check_device(SIGNBIT, x, out=out)
     _check_signbit_dtype(x.dtype)
     torch._check(
         out.dtype == torch.bool,
-        lambda: f"torchops.signbit: out has dtype {_name(out.dtype)} but the result has dtype bool; "
+        lambda: f"{SIGNBIT}: out has dtype {_name(out.dtype)} but the result has dtype bool; "
         "out= does not convert, pass an out of dtype bool",
     )
     _resize_out(out, x.shape)

@@ -27,18 +27,17 @@ import os
 
 import torch
 
+from torchops import _contract
+
 #: The torch release (major.minor) whose Inductor internals this module was written against.
 WRITTEN_FOR = "2.13"
 
 _ENV_SWITCH = "TORCHOPS_INDUCTOR_LOWERINGS"
 
 _op = torch.ops.torchops
-#: Every overload that can reach Inductor. In-place and out= calls arrive as themselves:
+#: Every overload can reach Inductor. In-place and out= calls arrive as themselves:
 #: Inductor turns the functionalized graph back into mutations before lowering it.
-OVERLOADS = (
-    _op.bitshift.default, _op.bitshift.Scalar, _op.bitshift.out, _op.bitshift.Scalar_out,
-    _op.bitshift_.default, _op.bitshift_.Scalar, _op.signbit.default, _op.signbit.out,
-)
+OVERLOADS = _contract.OVERLOADS
 
 #: Shifts fuse in these result dtypes. Inductor's CPU code cannot express uint16, uint32 or
 #: uint64 shifts (its dtype propagation refuses to promote them with the bool of a select:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import torch
 
-from torchops import _on_import
+from torchops import _contract, _on_import
 
 _DTENSOR_MODULE = "torch.distributed.tensor"
 
@@ -158,15 +158,18 @@ def _register() -> None:
     from torch.distributed.tensor.experimental import register_sharding
 
     ops = torch.ops.torchops
-    for overload, rule in [
+    rules = [
         (ops.bitshift.default, _bitshift),
         (ops.bitshift.Scalar, _bitshift_scalar),
         (ops.bitshift_.default, _bitshift_inplace),
         (ops.bitshift_.Scalar, _bitshift_scalar_inplace),
         (ops.signbit.default, _signbit),
-    ]:
+    ]
+    out_variants = (ops.bitshift.out, ops.bitshift.Scalar_out, ops.signbit.out)
+    assert {o for o, _ in rules} | set(out_variants) == set(_contract.OVERLOADS), "a sharding rule for each overload"
+    for overload, rule in rules:
         register_sharding(overload)(rule)
-    for overload in (ops.bitshift.out, ops.bitshift.Scalar_out, ops.signbit.out):
+    for overload in out_variants:
         torch.library.register_torch_dispatch(overload, DTensor, _out_variant)
 
 

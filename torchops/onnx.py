@@ -48,7 +48,8 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
     ) from error
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
-from torchops._fake import _SHIFT_DTYPES, _SIGNBIT_DTYPES, _DIRECTIONS
+from torchops._contract import BITSHIFT, DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES
+from torchops._contract import dtype_name as _name
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET", "export", "run", "translation_table"]
 
@@ -72,9 +73,8 @@ _FUNCTIONAL_FORM = {
     _op.bitshift.Scalar_out: (_op.bitshift.Scalar, "out"),
     _op.signbit.out: (_op.signbit.default, "out"),
 }
-_UNSIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in _SHIFT_DTYPES if not d.is_signed}
-_SIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in _SHIFT_DTYPES if d.is_signed}
-_FLOAT_DTYPES = tuple(d for d in _SIGNBIT_DTYPES if d.is_floating_point)
+_UNSIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if not d.is_signed}
+_SIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if d.is_signed}
 
 # A placeholder for float signbit: pkg.torchops::SignBit(x, to=<signed int type of x's width>),
 # replaced by Less(BitCast(x, to), 0) after torch.onnx's version conversion. Its schema lives
@@ -92,10 +92,6 @@ _SIGNBIT_PLACEHOLDER = Op(
         attributes=[onnx.defs.OpSchema.Attribute("to", onnx.defs.OpSchema.AttrType.INT, "signed int type of x's width")],
     ),
 )
-
-
-def _name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _checked_opset(opset_version: Optional[int]) -> int:
@@ -171,8 +167,8 @@ def _shift(x, y, dtype: torch.dtype, left: bool, arithmetic: bool, count_in_rang
 
 
 def _is_left(direction: str, op_name: str) -> bool:
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"{op_name}: direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got {direction!r}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"{op_name}: direction must be one of {DIRECTION_NAMES}, got {direction!r}")
     return direction.upper() == "LEFT"
 
 
@@ -187,9 +183,9 @@ def _result_dtype(x, y, x_dtype: torch.dtype, y_dtype: torch.dtype) -> torch.dty
 
 def _bitshift_translation(opset: int) -> Callable:
     def torchops_bitshift(x, y, direction: str, arithmetic: bool = True):
-        x_dtype, y_dtype = _dtype_of(x, "torchops.bitshift"), _dtype_of(y, "torchops.bitshift")
+        x_dtype, y_dtype = _dtype_of(x, BITSHIFT), _dtype_of(y, BITSHIFT)
         dtype = _result_dtype(x, y, x_dtype, y_dtype)
-        left = _is_left(direction, "torchops.bitshift")
+        left = _is_left(direction, BITSHIFT)
         return _shift(_cast(x, x_dtype, dtype), _cast(y, y_dtype, dtype), dtype, left, bool(arithmetic), False, opset)
 
     return torchops_bitshift
@@ -199,8 +195,8 @@ def _bitshift_scalar_translation(opset: int) -> Callable:
     def torchops_bitshift_scalar(x, y: int, direction: str, arithmetic: bool = True):
         # The count is a Python int, settled here (section 4.2): the graph holds a count in
         # range, or none at all.
-        dtype = _dtype_of(x, "torchops.bitshift")
-        left = _is_left(direction, "torchops.bitshift")
+        dtype = _dtype_of(x, BITSHIFT)
+        left = _is_left(direction, BITSHIFT)
         bits = torch.iinfo(dtype).bits
         if 0 <= y < bits:
             return _shift(x, _constant(y, dtype), dtype, left, bool(arithmetic), True, opset)
@@ -213,17 +209,17 @@ def _bitshift_scalar_translation(opset: int) -> Callable:
 
 def _signbit_translation(opset: int, placeholders: bool) -> Callable:
     def torchops_signbit(x):
-        dtype = _dtype_of(x, "torchops.signbit")
-        if dtype in _SHIFT_DTYPES:
+        dtype = _dtype_of(x, SIGNBIT)
+        if dtype in SHIFT_DTYPES:
             return op.Less(x, _constant(0, dtype)) if dtype.is_signed else _zeros_like(x, torch.bool)
         if dtype == torch.bool:
             return _zeros_like(x, torch.bool)
-        if dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"torchops.signbit: x has a dtype ONNX export does not support: {_name(dtype)}")
+        if dtype not in SIGNBIT_FLOAT_DTYPES:
+            raise TypeError(f"{SIGNBIT}: x has a dtype ONNX export does not support: {_name(dtype)}")
         _check_float_signbit_opset(dtype, opset)
         if not placeholders:
             raise NotImplementedError(
-                f"torchops.signbit: {_name(dtype)} x needs ONNX BitCast, which torch.onnx's version "
+                f"{SIGNBIT}: {_name(dtype)} x needs ONNX BitCast, which torch.onnx's version "
                 "conversion cannot carry; export with torchops.onnx.export(...) instead of torch.onnx.export(...)"
             )
         # The Identity keeps a default-domain node in a graph of nothing else: torch.onnx does
@@ -239,7 +235,7 @@ def _check_float_signbit_opset(dtype: torch.dtype, opset: int) -> None:
         # Without BitCast the best composite is wrong for NaNs with the sign bit set: refused,
         # never approximated.
         raise NotImplementedError(
-            f"torchops.signbit: exporting signbit of a {_name(dtype)} tensor needs opset_version >= "
+            f"{SIGNBIT}: exporting signbit of a {_name(dtype)} tensor needs opset_version >= "
             f"{BITCAST_OPSET} (ONNX BitCast reads the sign bit of -0.0 and of NaNs); got opset_version={opset}"
         )
 
@@ -317,7 +313,7 @@ def _check_float_signbits(program: torch.export.ExportedProgram, opset: int) -> 
     for node in program.graph.nodes:
         if node.op == "call_function" and node.target is _op.signbit.default:
             dtype = node.args[0].meta["val"].dtype
-            if dtype in _FLOAT_DTYPES:
+            if dtype in SIGNBIT_FLOAT_DTYPES:
                 _check_float_signbit_opset(dtype, opset)
 
 

@@ -16,6 +16,8 @@ from typing import Optional, Union
 import torch
 from torch import Tensor
 
+from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SIGNBIT
+
 __all__ = [
     "bitshift",
     "cpu_capability",
@@ -178,10 +180,10 @@ def bitshift(
     """
     if not isinstance(direction, str):  # torch.ops would take b"LEFT" as "LEFT"
         raise TypeError(
-            f"torchops.bitshift: direction must be a str, one of 'LEFT', 'RIGHT', 'left', 'right', "
+            f"{BITSHIFT}: direction must be a str, one of {DIRECTION_NAMES}, "
             f"got {type(direction).__name__}"
         )
-    return _shift("torchops.bitshift", x, y, direction, arithmetic, out)
+    return _shift(BITSHIFT, x, y, direction, arithmetic, out)
 
 
 def bitwise_left_shift(
@@ -198,7 +200,7 @@ def bitwise_left_shift(
     way. ``name`` is accepted for Paddle's signature and ignored. Arguments, promotion and
     ``out`` as in :func:`bitshift`.
     """
-    return _shift("torchops.bitshift", x, y, "LEFT", is_arithmetic, out, "is_arithmetic")
+    return _shift(BITSHIFT, x, y, "LEFT", is_arithmetic, out, "is_arithmetic")
 
 
 def bitwise_right_shift(
@@ -215,7 +217,7 @@ def bitwise_right_shift(
     ``x`` shifted arithmetically, 0 otherwise. ``name`` is accepted for Paddle's signature
     and ignored. Arguments, promotion and ``out`` as in :func:`bitshift`.
     """
-    return _shift("torchops.bitshift", x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
+    return _shift(BITSHIFT, x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
 
 
 def bitwise_left_shift_(
@@ -231,7 +233,7 @@ def bitwise_left_shift_(
     ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
     is ignored.
     """
-    return _shift_("torchops.bitshift_", x, y, "LEFT", is_arithmetic, out)
+    return _shift_(BITSHIFT_INPLACE, x, y, "LEFT", is_arithmetic, out)
 
 
 def bitwise_right_shift_(
@@ -247,7 +249,7 @@ def bitwise_right_shift_(
     ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
     is ignored.
     """
-    return _shift_("torchops.bitshift_", x, y, "RIGHT", is_arithmetic, out)
+    return _shift_(BITSHIFT_INPLACE, x, y, "RIGHT", is_arithmetic, out)
 
 
 def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
@@ -258,7 +260,7 @@ def signbit(x: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     bool give False. Complex is refused. Not differentiable: the result never requires grad.
     """
     if not isinstance(x, Tensor):
-        raise TypeError(f"torchops.signbit: x must be a tensor, got {type(x).__name__}")
+        raise TypeError(f"{SIGNBIT}: x must be a tensor, got {type(x).__name__}")
     if out is None:
         return _SIGNBIT(x)
     _SIGNBIT_OUT(x, out=out)

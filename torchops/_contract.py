@@ -1,0 +1,46 @@
+"""The facts of the contract (docs/semantics.md) that more than one Python module needs: the
+ops' names as messages say them, their overloads, the dtypes they take and the directions.
+
+ops.py, _fake.py, _inductor.py, _sharding.py and onnx.py take them from here, so that adding
+a dtype or an overload is one edit on the Python side (csrc/ has the C++ side's own home,
+and tests/test_errors.py checks that the two say the same). Imported once the operator
+library is loaded (``torchops/__init__.py``): ``OVERLOADS`` looks the ops up.
+"""
+from __future__ import annotations
+
+import torch
+
+#: The ops as every message names them.
+BITSHIFT = "torchops.bitshift"
+BITSHIFT_INPLACE = "torchops.bitshift_"
+SIGNBIT = "torchops.signbit"
+
+#: The dtypes a shift takes, for x and for a tensor count.
+SHIFT_DTYPES = (
+    torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
+)
+#: The float dtypes whose IEEE sign bit signbit reads.
+SIGNBIT_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+#: Every dtype signbit takes.
+SIGNBIT_DTYPES = SHIFT_DTYPES + SIGNBIT_FLOAT_DTYPES + (torch.bool,)
+#: The spellings of a shift's direction.
+DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
+
+_op = torch.ops.torchops
+#: Every overload of the three ops.
+OVERLOADS = (
+    _op.bitshift.default, _op.bitshift.Scalar, _op.bitshift.out, _op.bitshift.Scalar_out,
+    _op.bitshift_.default, _op.bitshift_.Scalar, _op.signbit.default, _op.signbit.out,
+)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """A dtype as Python spells it, ``int8`` for ``torch.int8``."""
+    return str(dtype).removeprefix("torch.")
+
+
+#: "int8, int16, ..., uint64", as the messages list them.
+SHIFT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SHIFT_DTYPES)
+#: "'LEFT', 'RIGHT', 'left', 'right'", as the messages list them.
+DIRECTION_NAMES = ", ".join(repr(d) for d in DIRECTIONS)
