@@ -2,7 +2,7 @@
 // Python call costs what a call of one of PyTorch's own functions costs.
 //
 // Each entry parses its arguments on CPython's vectorcall protocol and calls the registered
-// operator through its typed dispatcher handle (csrc/op_handles.h): the same checks, errors,
+// operator through its typed dispatcher handle (csrc/overloads.h): the same checks, errors,
 // kernels, version counters and dispatch keys (tracing, fake tensors, TorchDispatchModes,
 // functorch, inference mode) as torch.ops.torchops.*, without torch.ops's generic
 // argument parsing and boxing. It takes a call only where that is exactly equivalent to the
@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "op_handles.h"
+#include "overloads.h"
 
 namespace torchops::binding {
 namespace {

@@ -1,9 +1,9 @@
 // The C++ API declared in torchops/include/torchops/ops.h: each function calls its
-// operator's typed handle (csrc/op_handles.h) through the dispatcher, so C++ callers get
+// operator's typed handle (csrc/overloads.h) through the dispatcher, so C++ callers get
 // the same checks, kernels, version counting and tracing as torch.ops.torchops.* in Python.
 #include "torchops/ops.h"
 
-#include "op_handles.h"
+#include "overloads.h"
 
 namespace torchops {
 

@@ -1,21 +1,18 @@
-// The operator schemas of the torchops library, in one place. Kernels register
+// The torchops library: the schemas of csrc/overloads.h's list. Kernels register
 // themselves beside their code: csrc/ops/ (CPU) and csrc/ops/autograd.cpp.
-// Mutating overloads return nothing so that torch.compile can functionalize them.
 #include <torch/library.h>
 
 #include "dispatch/capability.h"
+#include "overloads.h"
 
 TORCH_LIBRARY(torchops, m) {
+  // Where the fake (meta) kernels are: PyTorch names it when they are missing (the library
+  // loaded without `import torchops`) and checks that they are registered from there.
+  m.set_python_module("torchops._fake");
   const std::vector<at::Tag> tags = {at::Tag::pt2_compliant_tag, at::Tag::pointwise};
-  m.def("bitshift(Tensor x, Tensor y, str direction, bool arithmetic=True) -> Tensor", tags);
-  m.def("bitshift.Scalar(Tensor x, Scalar y, str direction, bool arithmetic=True) -> Tensor", tags);
-  m.def("bitshift.out(Tensor x, Tensor y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()", tags);
-  m.def("bitshift.Scalar_out(Tensor x, Scalar y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()",
-        tags);
-  m.def("bitshift_(Tensor(a!) x, Tensor y, str direction, bool arithmetic=True) -> ()", tags);
-  m.def("bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> ()", tags);
-  m.def("signbit(Tensor x) -> Tensor", tags);
-  m.def("signbit.out(Tensor x, *, Tensor(a!) out) -> ()", tags);
+#define TORCHOPS_DEFINE(function, Signature, name, overload, schema) m.def(schema, tags);
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DEFINE)
+#undef TORCHOPS_DEFINE
 
   // The kernel level (csrc/dispatch/), as ops so that Python and C++ reach it alike.
   m.def("_cpu_capability() -> str", &torchops::cpu_capability);

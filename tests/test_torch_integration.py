@@ -364,3 +364,49 @@ def test_torchscript_save_load_in_fresh_process(tmp_path):
     assert eager[1].tolist() == model.shift_model(xs, ys, torch.int8, "RIGHT", False)
     assert eager[2].tolist() == model.shift_model(xs, 257, torch.int8, "RIGHT")
     assert eager[3].tolist() == [True, False, True, False, True, False]
+
+
+def test_without_import_torchops_a_fake_call_names_the_module_to_import():
+    # The library loaded alone (as a program that only loads the .so would): PyTorch's error
+    # for the missing fake kernel names torchops._fake (set_python_module in registration.cpp).
+    code = (
+        "import torch\n"
+        f"torch.ops.load_library({torchops.library_path()!r})\n"
+        "x = torch.ones(3, dtype=torch.int8, device='meta')\n"
+        "torch.ops.torchops.bitshift(x, x, 'LEFT')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0 and "import the 'torchops._fake' Python module" in result.stderr, result.stderr
+
+
+def _random_layout(rng, shape, dtype):
+    """A tensor of `shape` in a random layout: permuted dims, every other element of some."""
+    order = list(range(len(shape)))
+    rng.shuffle(order)
+    stepped = [rng.random() < 0.3 for _ in shape]
+    base = torch.randint(-5, 5, [shape[d] * (2 if stepped[d] else 1) for d in order]).to(dtype)
+    tensor = base.permute(*[order.index(d) for d in range(len(shape))]) if shape else base
+    return tensor[tuple(slice(None, None, 2) if s else slice(None) for s in stepped)]
+
+
+def test_fake_kernel_output_strides_match_real_over_random_layouts():
+    # The fake kernels lay outputs out as TensorIterator does, on every dim that has more than
+    # one element (the stride of a size-1 dim is arbitrary, and TensorIterator's is not
+    # reproduced: it does not change how the tensor is read).
+    import random
+
+    rng = random.Random(0)
+
+    def meaningful(tensor):
+        return tuple(stride for stride, size in zip(tensor.stride(), tensor.shape) if size > 1)
+
+    for _ in range(300):
+        shape = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(0, 4))]
+        count_shape = [size if rng.random() < 0.6 else 1 for size in shape][rng.randint(0, len(shape)):]
+        x, y = _random_layout(rng, shape, torch.int16), _random_layout(rng, count_shape, torch.int16)
+        for op, args in [(ops.bitshift.default, (x, y, "LEFT")), (ops.bitshift.Scalar, (x, 3, "RIGHT")),
+                         (ops.signbit.default, (x,))]:
+            real = op(*args)
+            with FakeTensorMode() as mode:
+                fake = op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
+            assert (fake.shape, meaningful(fake)) == (real.shape, meaningful(real)), (op, shape, x.stride(), y.stride())

@@ -33,7 +33,7 @@ inline Vec bytes_of(uint8_t b) { return _mm256_set1_epi8(static_cast<char>(b)); 
 // as huge). 64-bit arithmetic and the 8- and 16-bit lanes, which AVX2 cannot shift by a
 // per-lane count, are emulated below; tests compare every level with the portable one.
 
-// Arithmetic right shift from a logical one: see shift_right_arithmetic in kernels_impl.h.
+// Arithmetic right shift from a logical one: see shift_right_arithmetic_in_range in kernels_impl.h.
 template <typename LogicalRight>
 inline Vec arithmetic_from_logical(Vec x, Vec fill, const LogicalRight& logical_right) {
   return _mm256_xor_si256(logical_right(_mm256_xor_si256(x, fill)), fill);

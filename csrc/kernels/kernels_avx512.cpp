@@ -66,7 +66,7 @@ inline Vec shift_vec(Vec x, Vec c) {
     if constexpr (Width == 8) return _mm512_srlv_epi64(x, c);
   } else {
     if constexpr (Width == 1) {
-      // See shift_right_arithmetic in kernels_impl.h.
+      // See shift_right_arithmetic_in_range in kernels_impl.h.
       const Vec fill = sign_fill_8(x);
       return _mm512_xor_si512(shift_8<false>(_mm512_xor_si512(x, fill), c), fill);
     }

@@ -27,14 +27,19 @@ inline U sign_fill(U x) {
   return static_cast<U>(U(0) - static_cast<U>(x >> (kBits<U> - 1)));
 }
 
-// Arithmetic shift on unsigned lanes: flipping a negative value makes it non-negative,
-// a logical shift of that fills with zeros, and flipping back turns them into ones.
-// A count >= width saturates at width - 1, which leaves exactly the sign fill.
+// Arithmetic shift on unsigned lanes, by a count in [0, width): flipping a negative value
+// makes it non-negative, a logical shift of that fills with zeros, and flipping back turns
+// them into ones.
+template <typename U>
+inline U shift_right_arithmetic_in_range(U x, uint64_t count) {
+  const U fill = sign_fill(x);
+  return static_cast<U>(static_cast<U>(x ^ fill) >> count) ^ fill;
+}
+
+// Any count: one >= width saturates at width - 1, which leaves exactly the sign fill.
 template <typename U>
 inline U shift_right_arithmetic(U x, uint64_t count) {
-  const U fill = sign_fill(x);
-  const uint64_t c = count < kBits<U> ? count : kBits<U> - 1;
-  return static_cast<U>(static_cast<U>(x ^ fill) >> c) ^ fill;
+  return shift_right_arithmetic_in_range(x, count < kBits<U> ? count : kBits<U> - 1);
 }
 
 template <typename U>
@@ -77,10 +82,7 @@ void shift_lanes_by_scalar(ShiftOp op, const U* x, unsigned c, U* out, int64_t n
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<U>(x[i] >> c);
       return;
     case ShiftOp::RightArithmetic:
-      for (int64_t i = 0; i < n; ++i) {
-        const U fill = sign_fill(x[i]);
-        out[i] = static_cast<U>(static_cast<U>(x[i] ^ fill) >> c) ^ fill;
-      }
+      for (int64_t i = 0; i < n; ++i) out[i] = shift_right_arithmetic_in_range(x[i], c);
       return;
   }
 }
@@ -121,31 +123,4 @@ inline void signbit(int width, const void* x, bool* out, int64_t n) {
     case 4: return signbit_lanes(static_cast<const uint32_t*>(x), out, n);
     case 8: return signbit_lanes(static_cast<const uint64_t*>(x), out, n);
   }
-}
-
-// Drives a vector step over n elements: step(a, b, out) handles `per_step` elements of
-// `in_width` bytes from a (and b, when given) and writes `per_step` results of `out_width`
-// bytes. The last, partial step works on zero-padded stack copies, so no load reads past
-// the end of an input and no store writes past the end of the output.
-constexpr int64_t kMaxStepBytes = 256;
-
-template <typename Step>
-inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
-                      const void* b, void* out, int64_t n) {
-  const char* a_bytes = static_cast<const char*>(a);
-  const char* b_bytes = static_cast<const char*>(b);
-  char* out_bytes = static_cast<char*>(out);
-  int64_t i = 0;
-  for (; i + per_step <= n; i += per_step) {
-    step(a_bytes + i * in_width, b_bytes ? b_bytes + i * in_width : nullptr, out_bytes + i * out_width);
-  }
-  if (i == n) return;
-  const int64_t rest = n - i;
-  alignas(64) char a_tail[kMaxStepBytes] = {};
-  alignas(64) char b_tail[kMaxStepBytes] = {};
-  alignas(64) char out_tail[kMaxStepBytes];
-  std::memcpy(a_tail, a_bytes + i * in_width, rest * in_width);
-  if (b_bytes) std::memcpy(b_tail, b_bytes + i * in_width, rest * in_width);
-  step(a_tail, b_bytes ? b_tail : nullptr, out_tail);
-  std::memcpy(out_bytes + i * out_width, out_tail, rest * out_width);
 }

@@ -5,6 +5,33 @@
 // shift_vec_by_scalar<Width, Op>(x, count, byte_mask); each level thus gets its own copy,
 // compiled for its ISA. Includes nothing itself.
 
+// Drives a vector step over n elements: step(a, b, out) handles `per_step` elements of
+// `in_width` bytes from a (and b, when given) and writes `per_step` results of `out_width`
+// bytes. The last, partial step works on zero-padded stack copies, so no load reads past
+// the end of an input and no store writes past the end of the output.
+constexpr int64_t kMaxStepBytes = 256;
+
+template <typename Step>
+inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
+                      const void* b, void* out, int64_t n) {
+  const char* a_bytes = static_cast<const char*>(a);
+  const char* b_bytes = static_cast<const char*>(b);
+  char* out_bytes = static_cast<char*>(out);
+  int64_t i = 0;
+  for (; i + per_step <= n; i += per_step) {
+    step(a_bytes + i * in_width, b_bytes ? b_bytes + i * in_width : nullptr, out_bytes + i * out_width);
+  }
+  if (i == n) return;
+  const int64_t rest = n - i;
+  alignas(64) char a_tail[kMaxStepBytes] = {};
+  alignas(64) char b_tail[kMaxStepBytes] = {};
+  alignas(64) char out_tail[kMaxStepBytes];
+  std::memcpy(a_tail, a_bytes + i * in_width, rest * in_width);
+  if (b_bytes) std::memcpy(b_tail, b_bytes + i * in_width, rest * in_width);
+  step(a_tail, b_bytes ? b_tail : nullptr, out_tail);
+  std::memcpy(out_bytes + i * out_width, out_tail, rest * out_width);
+}
+
 template <bool Streaming>
 inline void put(char* p, Vec v) {
   if constexpr (Streaming) {

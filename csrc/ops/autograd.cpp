@@ -17,7 +17,7 @@
 
 #include <tuple>
 
-#include "op_handles.h"
+#include "overloads.h"
 
 namespace torchops {
 namespace {
@@ -41,10 +41,10 @@ struct CountsVersion<void(Args...), Handle, Written> {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
-  for (const char* name : {"bitshift", "bitshift.Scalar", "bitshift.out", "bitshift.Scalar_out", "bitshift_",
-                           "bitshift_.Scalar", "signbit", "signbit.out"}) {
-    m.impl(name, torch::CppFunction::makeFallthrough());
-  }
+#define TORCHOPS_FALLTHROUGH(function, Signature, name, overload, schema) \
+  m.impl(*overload ? name "." overload : name, torch::CppFunction::makeFallthrough());
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_FALLTHROUGH)
+#undef TORCHOPS_FALLTHROUGH
 }
 
 TORCH_LIBRARY_IMPL(torchops, ADInplaceOrView, m) {

@@ -150,7 +150,7 @@ void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, co
 
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
 // has x's width; a count that does not change along the row goes to the scalar kernel.
-void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
+void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   const int64_t width = iter.element_size(0);
   TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
   const KernelTable& kernels = active_kernels();
@@ -176,7 +176,7 @@ void shift_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   });
 }
 
-void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
+void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
   const int64_t width = iter.element_size(0);
   const KernelTable& kernels = active_kernels();
   const bool streaming = use_streaming_stores(iter);
@@ -193,7 +193,8 @@ void shift_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count
 }
 
 // The configurations of PyTorch's own binary and unary pointwise ops, so that outputs get
-// the same layout as theirs (and out= is resized the same way).
+// the same layout as theirs (and out= is resized the same way). No casting options: out=
+// already has the result dtype (check_out_dtype), and the inputs are promoted to it.
 at::TensorIterator tensor_count_iter(const char* op_name, const at::Tensor& out, const at::Tensor& x,
                                      const at::Tensor& y, bool resize) {
   return build_iter(op_name, [&] {
@@ -201,8 +202,6 @@ at::TensorIterator tensor_count_iter(const char* op_name, const at::Tensor& out,
         .set_check_mem_overlap(true)
         .allow_cpu_scalars(true)
         .promote_inputs_to_common_dtype(true)
-        .cast_common_dtype_to_outputs(true)
-        .enforce_safe_casting_to_output(true)
         .resize_outputs(resize)
         .add_output(out)
         .add_const_input(x)
@@ -215,8 +214,6 @@ at::TensorIterator scalar_count_iter(const char* op_name, const at::Tensor& out,
   return build_iter(op_name, [&] {
     return at::TensorIteratorConfig()
         .set_check_mem_overlap(true)
-        .cast_common_dtype_to_outputs(false)
-        .enforce_safe_casting_to_output(false)
         .check_all_same_dtype(true)
         .resize_outputs(resize)
         .add_output(out)
@@ -236,7 +233,7 @@ at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_vi
   broadcast_shape(kOp, x, y);
   at::Tensor out;
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
-  shift_tensor_count(iter, op);
+  run_rows_tensor_count(iter, op);
   return iter.output();
 }
 
@@ -252,7 +249,7 @@ void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view
   }
   broadcast_shape(kOp, x, y);
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
-  shift_tensor_count(iter, op);
+  run_rows_tensor_count(iter, op);
 }
 
 void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
@@ -270,7 +267,7 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
   TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
               " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
   auto iter = tensor_count_iter(kInplaceOp, x, x, y, /*resize=*/false);
-  shift_tensor_count(iter, op);
+  run_rows_tensor_count(iter, op);
 }
 
 at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
@@ -284,7 +281,7 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
   }
   at::Tensor out;
   auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
-  shift_scalar_count(iter, op, count);
+  run_rows_scalar_count(iter, op, count);
   return iter.output();
 }
 
@@ -300,7 +297,7 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
     return;
   }
   auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
-  shift_scalar_count(iter, op, count);
+  run_rows_scalar_count(iter, op, count);
 }
 
 void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
@@ -314,7 +311,7 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
     return;
   }
   auto iter = scalar_count_iter(kInplaceOp, x, x, /*resize=*/false);
-  shift_scalar_count(iter, op, count);
+  run_rows_scalar_count(iter, op, count);
 }
 
 void register_bitshift_kernels(torch::Library& m) {

@@ -20,9 +20,10 @@ inline bool is_unsigned_integer(at::ScalarType dtype) {
   return dtype == at::kByte || dtype == at::kUInt16 || dtype == at::kUInt32 || dtype == at::kUInt64;
 }
 
-// The dtypes a shift accepts: every signed and unsigned integer type, not bool.
+// The dtypes a shift accepts: every signed and unsigned integer type, not bool (c10's
+// integral types include uint16, uint32 and uint64).
 inline bool is_shift_dtype(at::ScalarType dtype) {
-  return at::isIntegralType(dtype, /*includeBool=*/false) || is_unsigned_integer(dtype);
+  return at::isIntegralType(dtype, /*includeBool=*/false);
 }
 
 // None passed for a Tensor argument through torch.ops arrives as an undefined tensor.

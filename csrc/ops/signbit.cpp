@@ -109,17 +109,20 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
   signbit_loop(iter);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+void register_signbit_kernels(torch::Library& m) {
   m.impl("signbit", &signbit_cpu);
   m.impl("signbit.out", &signbit_out_cpu);
 }
 
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  register_signbit_kernels(m);
+}
+
 // Quantized tensors are refused by the same check (see csrc/ops/bitshift.cpp).
 TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
-  m.impl("signbit", &signbit_cpu);
-  m.impl("signbit.out", &signbit_out_cpu);
+  register_signbit_kernels(m);
 }
 
 }  // namespace torchops
