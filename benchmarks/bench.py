@@ -26,20 +26,19 @@ targets (vector kernels against PyTorch, NumPy and memory bandwidth) and the cal
 (small and mid-size calls against PyTorch and NumPy). With --baseline, every case is also set
 against the same case of an earlier run (its results.json), as ratios to PyTorch measured in
 each run, so the two runs' machine load cancels out.
+
+This file holds what is measured and how it is judged (cases, operands, contenders, the check
+of their outputs, the table's columns, the targets); the timing is timing.py's and the generic
+reporting (tables, machine description, results files) report.py's, both shared with compiled.py.
 """
 from __future__ import annotations
 
 import argparse
-import csv
-import gc
 import itertools
 import json
 import math
 import os
-import platform
-import random
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -47,10 +46,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
 import torchops
+from report import (
+    NOISE, K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
+    size_label, source_version, write_csv, write_json,
+)
+from timing import (
+    MAX_SPREAD, MAX_WAIT_PER_CASE, MIN_REPS, RETRIES, SAMPLE_SECONDS, calmest, cores_busy, measure, record_times,
+    wait_for_cores,
+)
 
-K, M = 1 << 10, 1 << 20
 SIZES = [1, 64, K, 4 * K, 16 * K, 64 * K, 256 * K, M, 4 * M, 16 * M]
 CALL_PATH_SIZES = [K, 16 * K, 64 * K, 256 * K, M]  # where the call-path targets are set
 MID_SIZES = [1, K, 64 * K, M, 16 * M]  # for the side sweeps (operand kinds, 1 thread, other levels)
@@ -66,14 +71,6 @@ NO_TORCH_SHIFT = {torch.uint16, torch.uint32, torch.uint64}
 SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 SCALAR_COUNT = 3  # in range for every dtype, so every library defines the same answer
 
-# Time per sample (a batch of calls, so that tiny calls are measurable) and per contender.
-SAMPLE_SECONDS = 0.001
-MIN_REPS = 5
-MAX_REPS = 200
-MAX_SPREAD = 0.2  # a case whose samples spread more (interquartile range / median) is measured again,
-RETRIES = 2       # up to RETRIES times, keeping the calmest measurement
-BUSY_PROBE_SECONDS = 0.001  # see cores_busy()
-MAX_WAIT_PER_CASE = 15.0    # seconds to wait for a free core before a multi-threaded case
 PARALLEL_FROM = 32 * K      # PyTorch's grain size: smaller calls run on one thread whatever set_num_threads says
 
 
@@ -347,97 +344,6 @@ def verify(contenders) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The timing helper.
-
-def batch_seconds(function, calls: int) -> float:
-    """The fastest of 2 batches: how long a batch takes when nothing else gets in the way."""
-    best = math.inf
-    for _ in range(2):
-        start = time.perf_counter()
-        for _ in range(calls):
-            function()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_REPS,
-            shuffle: random.Random | None = None) -> dict[str, list[float]]:
-    """Samples (seconds per call) of each function, from alternating, repeated runs.
-
-    A sample times `number` back-to-back calls (enough for ~1 ms) and divides; all contenders
-    get the same number of repetitions, enough for `seconds_per_contender` of samples each
-    (at least `min_reps`); each repetition runs them in a rotated order, or in an order drawn
-    from `shuffle` (when a contender's speed depends on the one before it: compiled.py).
-    """
-    names = list(functions)
-    number, sample_time = {}, {}
-    for name in names:
-        function = functions[name]
-        function()  # warm-up
-        calls = 1
-        while True:
-            start = time.perf_counter()
-            for _ in range(calls):
-                function()
-            elapsed = time.perf_counter() - start
-            if elapsed >= SAMPLE_SECONDS:
-                break
-            calls = max(calls * 2, int(calls * SAMPLE_SECONDS * 1.2 / max(elapsed, 1e-9)))
-        if elapsed < seconds_per_contender / min_reps:  # the estimate sets the repetitions: don't let noise cut them
-            elapsed = min(elapsed, batch_seconds(function, calls))
-        number[name], sample_time[name] = calls, elapsed
-    reps = max(min_reps, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
-
-    samples = {name: [] for name in names}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for rep in range(reps):
-            rotation = rep % len(names)
-            order = shuffle.sample(names, len(names)) if shuffle else names[rotation:] + names[:rotation]
-            for name in order:
-                function, calls = functions[name], number[name]
-                start = time.perf_counter()
-                for _ in range(calls):
-                    function()
-                samples[name].append((time.perf_counter() - start) / calls)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return samples
-
-
-def spread(samples: list[float]) -> float:
-    """Interquartile range / median: how noisy a measurement is."""
-    quartiles = statistics.quantiles(samples, n=4)
-    return (quartiles[2] - quartiles[0]) / statistics.median(samples)
-
-
-def record_times(row: dict, samples: dict[str, list[float]], mine: str, key=lambda name: name) -> dict[str, float]:
-    """Each contender's median into row[<key(name)>_us] (µs), the noise and repetitions of
-    `mine`'s samples into row["spread"] and row["reps"]; returns the medians (seconds)."""
-    times = {name: statistics.median(values) for name, values in samples.items()}
-    for name, seconds in times.items():
-        row[f"{key(name)}_us"] = seconds * 1e6
-    row["spread"] = spread(samples[mine])
-    row["reps"] = len(samples[mine])
-    return times
-
-
-def calmest(measure_once) -> dict[str, list[float]]:
-    """measure_once() (contender -> samples), measured again while too noisy (a busy machine),
-    up to RETRIES times; the calmest of the measurements."""
-    samples = measure_once()
-    for _ in range(RETRIES):
-        if max(map(spread, samples.values())) <= MAX_SPREAD:
-            break
-        again = measure_once()
-        if max(map(spread, again.values())) < max(map(spread, samples.values())):
-            samples = again
-    return samples
-
-
-# ---------------------------------------------------------------------------------------------
 # Running the cases.
 
 def run_case(case: Case, seconds_per_contender: float) -> dict:
@@ -464,34 +370,6 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     if "torch" in times and "torchops.op" in times:
         row["x_torch_op"] = times["torch"] / times["torchops.op"]  # without the Python layer
     return row
-
-
-_PROBE, _PROBE_OUT = torch.ones(256 * K, dtype=torch.int32), torch.empty(256 * K, dtype=torch.int32)
-
-
-def cores_busy() -> bool:
-    """Whether a multi-threaded call now waits for a core another process holds.
-
-    On a shared machine this makes every parallel call (any library) take a scheduler slice
-    (~8 ms here) instead of tens of µs, which hides the kernels' speed; the probe, a
-    256K-element add split across the threads, normally takes ~20-60 µs.
-    """
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        torch.add(_PROBE, 1, out=_PROBE_OUT)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) > BUSY_PROBE_SECONDS
-
-
-def wait_for_cores(max_seconds: float) -> tuple[float, bool]:
-    """Wait (up to max_seconds) until no other process holds a core; (seconds waited, still busy)."""
-    start = time.perf_counter()
-    while cores_busy():
-        if time.perf_counter() - start >= max_seconds:
-            return time.perf_counter() - start, True
-        time.sleep(0.5)
-    return time.perf_counter() - start, False
 
 
 def run(cases: list[Case], seconds_per_contender: float, wait_budget: float, progress: bool) -> list[dict]:
@@ -523,10 +401,6 @@ COLUMNS = ["op", "dtype", "operands", "thr", "level", "size", "torchops µs", "I
            "ref µs", "GB/s", "×torch", "×numpy", "×ref"]
 
 
-def size_label(n: int) -> str:
-    return f"{n >> 20}M" if n >= M and n % M == 0 else f"{n >> 10}K" if n >= K and n % K == 0 else str(n)
-
-
 def cells(row: dict) -> list[str]:
     def us(key):
         if key not in row:
@@ -548,23 +422,6 @@ def cells(row: dict) -> list[str]:
 
 def format_row(row: dict) -> str:
     return " ".join(cells(row))
-
-
-def aligned_table(columns: list[str], body: list[list[str]], left: int) -> str:
-    """Plain-text table: the first `left` columns aligned left, the others (numbers) right."""
-    table = [columns] + body
-    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
-    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
-             for line in table]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
-
-
-def markdown_rows(columns: list[str], body: list[list[str]], left: int) -> str:
-    """The same as a Markdown table."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * left + "---:|" * (len(columns) - left)]
-    lines += ["| " + " | ".join(cell.replace("*", "\\*") for cell in line) + " |" for line in body]
-    return "\n".join(lines)
 
 
 def text_table(rows: list[dict]) -> str:
@@ -636,9 +493,6 @@ def evaluate_targets(rows: list[dict]) -> list[tuple[str, str, str]]:
     return results
 
 
-NOISE = 0.9  # ratios near 1 vary by about 10% between runs on this shared 2-core machine
-
-
 def baseline_text(rows: list[dict], baseline_path: str) -> str:
     """Each case against the same case of an earlier run (its results.json): torchops's
     speed-up over PyTorch (where PyTorch has no op, over NumPy; for neither, over the
@@ -692,33 +546,6 @@ def targets_text(rows: list[dict], levels: list[str]) -> str:
     return "\n".join(lines)
 
 
-def source_version() -> str:
-    """The commit measured (with '+changes' when the work tree differs from it)."""
-    def git(*args):
-        # the checkout of the torchops being measured (PYTHONPATH may name another one)
-        return subprocess.run(["git", *args], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(torchops.__file__))).stdout.strip()
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        return (commit + (" +changes" if git("status", "--porcelain", "--untracked-files=no") else "")) or "unknown"
-    except OSError:
-        return "unknown"
-
-
-def machine_info(levels: list[str], level: str, all_threads: int) -> dict:
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "torch threads": all_threads, "torch": torch.__version__,
-        "numpy": np.__version__, "python": platform.python_version(), "torchops level": level,
-        "levels measured": ", ".join(levels),
-    }
-
-
 def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     """Speed-up over PyTorch against size, one panel per op, one line per dtype (the main sweep)."""
     try:
@@ -764,15 +591,9 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
 
 def write_results(rows, info, targets, out_dir, mode, wall_seconds):
     os.makedirs(out_dir, exist_ok=True)
-    keys = list(dict.fromkeys(key for row in rows for key in row))
-    with open(os.path.join(out_dir, "results.csv"), "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    with open(os.path.join(out_dir, "results.json"), "w") as handle:
-        json.dump({"machine": info, "mode": mode, "wall_seconds": round(wall_seconds, 1), "rows": rows},
-                  handle, indent=1)
-    machine = "\n".join(f"- {key}: {value}" for key, value in info.items())
+    write_csv(os.path.join(out_dir, "results.csv"), rows, row_keys(rows))
+    write_json(os.path.join(out_dir, "results.json"), info, mode, wall_seconds, rows)
+    machine = machine_markdown(info)
     with open(os.path.join(out_dir, "results.md"), "w") as handle:
         handle.write(f"""# torchops benchmark results ({mode} run)
 
@@ -902,16 +723,6 @@ def main() -> None:
     print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
     print(f"results written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
     exit_if_mismatched(rows, case_name)
-
-
-def exit_if_mismatched(rows: list[dict], name_of) -> None:
-    """Exit 1, listing them, if any case was not timed because its outputs differ."""
-    mismatches = [r for r in rows if r["verified"] != "ok"]
-    if mismatches:
-        print(f"\n{len(mismatches)} case(s) not timed because outputs differ:", file=sys.stderr)
-        for row in mismatches:
-            print(f"  {name_of(row)}: {row['verified']}", file=sys.stderr)
-        sys.exit(1)
 
 
 if __name__ == "__main__":

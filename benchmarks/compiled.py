@@ -29,14 +29,13 @@ timing, each case checks once that every contender's output equals eager torchop
 bit. Each graph is compiled for static shapes, once per size and per thread count (Inductor's
 C++ code is specialized on torch.get_num_threads()), by its first call, outside the timed
 region. Once per case the generated code is inspected (torch._inductor.utils.run_and_get_code):
-"fused" if it no longer calls torch.ops.torchops. Timing is bench.py's, in a random order (see measure).
+"fused" if it no longer calls torch.ops.torchops. Timing is timing.py's (as bench.py's), in a random
+order (see measure).
 Results: a table on stdout, results.md, results.csv and results.json in --out-dir, and TARGETS.
 """
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import random
 import re
@@ -52,12 +51,14 @@ from torch._inductor.utils import run_and_get_code
 import torchops
 from torchops import _inductor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (  # noqa: E402  (the timing and machine helpers; importing bench only defines them)
-    NOISE, K, M, aligned_table, calmest, cores_busy, exit_if_mismatched, level_in_use, machine_info,
-    markdown_rows, random_values, record_times, size_label, source_version, wait_for_cores,
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the shared modules beside this file
+from bench import level_in_use, random_values  # noqa: E402  (importing bench only defines them)
+from report import (  # noqa: E402
+    NOISE, K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
+    size_label, source_version, write_csv, write_json,
 )
-from bench import measure as bench_measure  # noqa: E402
+from timing import MAX_WAIT_PER_CASE, calmest, cores_busy, record_times, wait_for_cores  # noqa: E402
+from timing import measure as timing_measure  # noqa: E402
 
 SIZES = [64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output
 QUICK_SIZES = [64 * K, M]
@@ -65,7 +66,7 @@ THREADS = [1, 2]
 KEYS = {"torchops compiled": "compiled", "builtin compiled": "builtin", "torchops eager": "eager",
         "extern compiled": "extern", "builtin again": "builtin_again"}  # column names in results.csv/json: <key>_us
 CODE_CHECK_SIZE = 64 * K
-MIN_REPS = 9  # more than bench.py's 5: a random order (see measure) needs more repetitions to even out
+MIN_REPS = 9  # more than timing.MIN_REPS (5): a random order (see measure) needs more repetitions to even out
 CODE_CONTENDERS = ["torchops compiled", "extern compiled", "builtin compiled"]  # whose generated code is read
 
 
@@ -213,7 +214,7 @@ def same(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[float]]:
-    """bench.measure in a fresh random order each repetition instead of a rotation.
+    """timing.measure in a fresh random order each repetition instead of a rotation.
 
     A rotation keeps each contender's predecessor the same, and from 1M elements a call is
     slower after one that swept more memory (its input and output evicted from the caches):
@@ -221,7 +222,7 @@ def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[flo
     the one after `extern compiled`. In a random order every contender follows each of the
     others as often, so that cost falls on all alike; that takes more repetitions to even out.
     """
-    return bench_measure(functions, seconds_per_contender, min_reps=MIN_REPS, shuffle=random.Random(0))
+    return timing_measure(functions, seconds_per_contender, min_reps=MIN_REPS, shuffle=random.Random(0))
 
 
 def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_contender: float) -> dict:
@@ -265,7 +266,7 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
             for size in sizes:
                 busy = False
                 if threads > 1:
-                    seconds, busy = wait_for_cores(min(15.0, max(0.0, wait_budget - waited)))
+                    seconds, busy = wait_for_cores(min(MAX_WAIT_PER_CASE, max(0.0, wait_budget - waited)))
                     waited += seconds
                 row = run_case(name, functions, size, threads, seconds_per_contender)
                 row["cores_busy"] = threads > 1 and (busy or cores_busy())
@@ -356,15 +357,11 @@ def row_name(row: dict) -> str:
 
 def write_results(rows, code, info, targets, out_dir, mode, wall_seconds):
     os.makedirs(out_dir, exist_ok=True)
-    keys = list(dict.fromkeys(key for row in rows for key in row))
-    with open(os.path.join(out_dir, "results.csv"), "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys + ["code"])
-        writer.writeheader()
-        writer.writerows({**row, "code": code[row["case"]]["code"]} for row in rows)
-    with open(os.path.join(out_dir, "results.json"), "w") as handle:
-        json.dump({"machine": info, "mode": mode, "wall_seconds": round(wall_seconds, 1),
-                   "generated_code": code, "rows": rows}, handle, indent=1)
-    machine = "\n".join(f"- {key}: {value}" for key, value in info.items())
+    # results.csv has each row's case's code status ("fused" or "extern") as its last column
+    write_csv(os.path.join(out_dir, "results.csv"), ({**row, "code": code[row["case"]]["code"]} for row in rows),
+              row_keys(rows) + ["code"])
+    write_json(os.path.join(out_dir, "results.json"), info, mode, wall_seconds, rows, generated_code=code)
+    machine = machine_markdown(info)
     with open(os.path.join(out_dir, "results.md"), "w") as handle:
         handle.write(f"""# torchops compiled-graph benchmark results ({mode} run)
 

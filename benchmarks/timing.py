@@ -1,0 +1,146 @@
+"""The timing harness shared by bench.py and compiled.py.
+
+measure() times contenders side by side, alternating between them inside each repetition;
+calmest() measures again while the samples are too noisy; record_times() puts the medians
+into a result row; cores_busy() and wait_for_cores() tell whether another process holds a
+core, which slows every multi-threaded call. Nothing here knows what is being measured.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import random
+import statistics
+import time
+
+import torch
+
+# Time per sample (a batch of calls, so that tiny calls are measurable) and per contender.
+SAMPLE_SECONDS = 0.001
+MIN_REPS = 5
+MAX_REPS = 200
+MAX_SPREAD = 0.2  # a case whose samples spread more (interquartile range / median) is measured again,
+RETRIES = 2       # up to RETRIES times, keeping the calmest measurement
+BUSY_PROBE_SECONDS = 0.001  # see cores_busy()
+MAX_WAIT_PER_CASE = 15.0    # seconds to wait for a free core before a multi-threaded case
+
+
+def batch_seconds(function, calls: int) -> float:
+    """The fastest of 2 batches: how long a batch takes when nothing else gets in the way."""
+    best = math.inf
+    for _ in range(2):
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_REPS,
+            shuffle: random.Random | None = None) -> dict[str, list[float]]:
+    """Samples (seconds per call) of each function, from alternating, repeated runs.
+
+    A sample times `number` back-to-back calls (enough for ~1 ms) and divides; all contenders
+    get the same number of repetitions, enough for `seconds_per_contender` of samples each
+    (at least `min_reps`); each repetition runs them in a rotated order, or in an order drawn
+    from `shuffle` (when a contender's speed depends on the one before it: compiled.py).
+    """
+    names = list(functions)
+    number, sample_time = {}, {}
+    for name in names:
+        function = functions[name]
+        function()  # warm-up
+        calls = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(calls):
+                function()
+            elapsed = time.perf_counter() - start
+            if elapsed >= SAMPLE_SECONDS:
+                break
+            calls = max(calls * 2, int(calls * SAMPLE_SECONDS * 1.2 / max(elapsed, 1e-9)))
+        if elapsed < seconds_per_contender / min_reps:  # the estimate sets the repetitions: don't let noise cut them
+            elapsed = min(elapsed, batch_seconds(function, calls))
+        number[name], sample_time[name] = calls, elapsed
+    reps = max(min_reps, min(MAX_REPS, math.ceil(seconds_per_contender / max(sample_time.values()))))
+
+    samples = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for rep in range(reps):
+            rotation = rep % len(names)
+            order = shuffle.sample(names, len(names)) if shuffle else names[rotation:] + names[:rotation]
+            for name in order:
+                function, calls = functions[name], number[name]
+                start = time.perf_counter()
+                for _ in range(calls):
+                    function()
+                samples[name].append((time.perf_counter() - start) / calls)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
+def spread(samples: list[float]) -> float:
+    """Interquartile range / median: how noisy a measurement is."""
+    quartiles = statistics.quantiles(samples, n=4)
+    return (quartiles[2] - quartiles[0]) / statistics.median(samples)
+
+
+def record_times(row: dict, samples: dict[str, list[float]], mine: str, key=lambda name: name) -> dict[str, float]:
+    """Each contender's median into row[<key(name)>_us] (µs), the noise and repetitions of
+    `mine`'s samples into row["spread"] and row["reps"]; returns the medians (seconds)."""
+    times = {name: statistics.median(values) for name, values in samples.items()}
+    for name, seconds in times.items():
+        row[f"{key(name)}_us"] = seconds * 1e6
+    row["spread"] = spread(samples[mine])
+    row["reps"] = len(samples[mine])
+    return times
+
+
+def calmest(measure_once) -> dict[str, list[float]]:
+    """measure_once() (contender -> samples), measured again while too noisy (a busy machine),
+    up to RETRIES times; the calmest of the measurements."""
+    samples = measure_once()
+    for _ in range(RETRIES):
+        if max(map(spread, samples.values())) <= MAX_SPREAD:
+            break
+        again = measure_once()
+        if max(map(spread, again.values())) < max(map(spread, samples.values())):
+            samples = again
+    return samples
+
+
+# ---------------------------------------------------------------------------------------------
+# Other processes on the machine.
+
+# cores_busy()'s probe: 256K elements, well above PyTorch's grain size (32K), so the add is
+# split across the threads. Allocated once, so the probe times the add alone.
+_PROBE, _PROBE_OUT = torch.ones(256 << 10, dtype=torch.int32), torch.empty(256 << 10, dtype=torch.int32)
+
+
+def cores_busy() -> bool:
+    """Whether a multi-threaded call now waits for a core another process holds.
+
+    On a shared machine this makes every parallel call (any library) take a scheduler slice
+    (~8 ms here) instead of tens of µs, which hides the kernels' speed; the probe, a
+    256K-element add split across the threads, normally takes ~20-60 µs.
+    """
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        torch.add(_PROBE, 1, out=_PROBE_OUT)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) > BUSY_PROBE_SECONDS
+
+
+def wait_for_cores(max_seconds: float) -> tuple[float, bool]:
+    """Wait (up to max_seconds) until no other process holds a core; (seconds waited, still busy)."""
+    start = time.perf_counter()
+    while cores_busy():
+        if time.perf_counter() - start >= max_seconds:
+            return time.perf_counter() - start, True
+        time.sleep(0.5)
+    return time.perf_counter() - start, False
