@@ -5,6 +5,7 @@ fixtures are picked up by pytest as usual.
 """
 
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -111,6 +112,52 @@ def interesting_counts(dtype):
     low, high = model.value_range(dtype)
     candidates = {-n - 1, -n, -1, 0, 1, n // 2, n - 1, n, n + 1, 127, low, high, low + 1, high - 1}
     return sorted({model.wrap(v, dtype) for v in candidates})
+
+
+@functools.lru_cache(maxsize=None)
+def every_8bit_pair(dtype):
+    """Every (x, count) pair of an 8-bit dtype, as two lists of 65,536 Python ints."""
+    low, high = model.value_range(dtype)
+    values = list(range(low, high + 1))
+    xs = [x for x in values for _ in values]
+    counts = [c for _ in values for c in values]
+    return xs, counts
+
+
+# float dtype -> (exponent bits, mantissa bits, same-width signed int dtype)
+FLOAT_FORMATS = {
+    torch.float16: (5, 10, torch.int16),
+    torch.bfloat16: (8, 7, torch.int16),
+    torch.float32: (8, 23, torch.int32),
+    torch.float64: (11, 52, torch.int64),
+}
+
+
+def floats_from_bits(patterns, dtype):
+    """A float tensor whose elements have exactly the given raw bit patterns."""
+    int_dtype = FLOAT_FORMATS[dtype][2]
+    return make_tensor([model.wrap(p, int_dtype) for p in patterns], int_dtype).view(dtype)
+
+
+def special_float_patterns(dtype):
+    """(name, bit pattern, sign bit) for the values that matter, both signs."""
+    exponent_bits, mantissa_bits, _ = FLOAT_FORMATS[dtype]
+    total = 1 + exponent_bits + mantissa_bits
+    inf = ((1 << exponent_bits) - 1) << mantissa_bits
+    magnitudes = {
+        "zero": 0,
+        "min_subnormal": 1,
+        "max_subnormal": (1 << mantissa_bits) - 1,
+        "min_normal": 1 << mantissa_bits,
+        "one": ((1 << (exponent_bits - 1)) - 1) << mantissa_bits,
+        "max_finite": inf - 1,
+        "inf": inf,
+        "quiet_nan": inf | (1 << (mantissa_bits - 1)),
+        "signalling_nan": inf | 1,
+        "nan_all_mantissa": inf | ((1 << mantissa_bits) - 1),
+    }
+    return [(("-" if sign else "+") + name, (sign << (total - 1)) | magnitude, bool(sign))
+            for sign in (0, 1) for name, magnitude in magnitudes.items()]
 
 
 def random_values(dtype, size, rng):

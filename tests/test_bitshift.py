@@ -15,8 +15,8 @@ import model
 import torchops
 from conftest import (
     APIS, INT_DTYPES, NUMPY_DTYPES, OPERATION_IDS, OPERATIONS, OUT_KINDS, TORCH_SHIFT_DTYPES, WIDE_DTYPES,
-    dtype_id, expected_shift, interesting_counts, interesting_values, make_out, make_tensor, random_counts,
-    random_values, shift, shift_,
+    dtype_id, every_8bit_pair, expected_shift, interesting_counts, interesting_values, make_out, make_tensor,
+    random_counts, random_values, shift, shift_,
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
@@ -27,19 +27,10 @@ all_int_dtypes = pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
 
 
 # --------------------------------------------------------------------------
-# Exhaustive 8-bit sweep: every (x, count) pair.
-@functools.lru_cache(maxsize=None)
-def _all_8bit_pairs(dtype):
-    low, high = model.value_range(dtype)
-    values = list(range(low, high + 1))
-    xs = [x for x in values for _ in values]
-    counts = [c for _ in values for c in values]
-    return xs, counts
-
-
+# Exhaustive 8-bit sweep: every (x, count) pair (conftest.every_8bit_pair).
 @functools.lru_cache(maxsize=None)
 def _expected_all_8bit(dtype, direction, arithmetic):
-    xs, counts = _all_8bit_pairs(dtype)
+    xs, counts = every_8bit_pair(dtype)
     return model.shift_model(xs, counts, dtype, direction, arithmetic)
 
 
@@ -47,7 +38,7 @@ def _expected_all_8bit(dtype, direction, arithmetic):
 @operations
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8], ids=dtype_id)
 def test_every_8bit_pair(api, dtype, direction, arithmetic, cpu_capability):
-    xs, counts = _all_8bit_pairs(dtype)
+    xs, counts = every_8bit_pair(dtype)
     result = shift(api, make_tensor(xs, dtype), make_tensor(counts, dtype), direction, arithmetic)
     assert result.dtype == dtype
     assert result.tolist() == _expected_all_8bit(dtype, direction, arithmetic)
@@ -55,14 +46,14 @@ def test_every_8bit_pair(api, dtype, direction, arithmetic, cpu_capability):
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8], ids=dtype_id)
 def test_every_8bit_pair_left_ignores_arithmetic_flag(dtype):
-    xs, counts = _all_8bit_pairs(dtype)
+    xs, counts = every_8bit_pair(dtype)
     x, y = make_tensor(xs, dtype), make_tensor(counts, dtype)
     assert torch.equal(shift("bitshift", x, y, "LEFT", True), shift("bitshift", x, y, "LEFT", False))
 
 
 @pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
 def test_every_8bit_pair_lower_case_direction_is_the_same(direction):
-    xs, counts = _all_8bit_pairs(torch.int8)
+    xs, counts = every_8bit_pair(torch.int8)
     x, y = make_tensor(xs, torch.int8), make_tensor(counts, torch.int8)
     for arithmetic in (True, False):
         assert torch.equal(shift("bitshift", x, y, direction, arithmetic),
@@ -74,7 +65,7 @@ def test_every_8bit_pair_lower_case_direction_is_the_same(direction):
 def test_numpy_bool_flag_is_the_bool(api, arithmetic):
     # The typed API takes a flag as torch's functions do: a bool or NumPy's (other types:
     # TypeError, tests/test_hostile.py).
-    xs, counts = _all_8bit_pairs(torch.int8)
+    xs, counts = every_8bit_pair(torch.int8)
     expected = _expected_all_8bit(torch.int8, "RIGHT", arithmetic)
     x, y = make_tensor(xs, torch.int8), make_tensor(counts, torch.int8)
     flag = np.bool_(arithmetic)
@@ -90,7 +81,7 @@ def test_numpy_bool_flag_is_the_bool(api, arithmetic):
 @pytest.mark.parametrize("integer", [np.int8, np.uint8, np.int64, np.uint64, np.array], ids=lambda t: t.__name__)
 def test_numpy_integers_are_ints(api, integer):
     # As torch's builtins take them: anything with __index__, for counts and for x.
-    xs, _ = _all_8bit_pairs(torch.int8)
+    xs, _ = every_8bit_pair(torch.int8)
     x = make_tensor(sorted(set(xs)), torch.int8)
     for count in (0, 3, 7, 8, 100):
         expected = model.shift_model(x.tolist(), [count] * x.numel(), torch.int8, "RIGHT", False)
@@ -109,7 +100,7 @@ def test_paddle_signatures_out_and_name_by_position(direction):
     # parameters for the in-place forms, whose `out` can only be x.
     fn = torchops.bitwise_left_shift if direction == "LEFT" else torchops.bitwise_right_shift
     fn_ = torchops.bitwise_left_shift_ if direction == "LEFT" else torchops.bitwise_right_shift_
-    xs, counts = _all_8bit_pairs(torch.int8)
+    xs, counts = every_8bit_pair(torch.int8)
     x, y = make_tensor(xs, torch.int8), make_tensor(counts, torch.int8)
     expected = model.shift_model(xs, counts, torch.int8, direction, False)
     out = torch.empty_like(x)

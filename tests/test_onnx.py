@@ -28,10 +28,13 @@ from conftest import (
     SIGNED_DTYPES,
     assert_same_tensors,
     dtype_id,
+    every_8bit_pair,
+    floats_from_bits,
     interesting_counts,
     interesting_values,
     make_tensor,
     random_values,
+    special_float_patterns,
 )
 
 pytestmark = [
@@ -94,9 +97,8 @@ class EveryOverload(torch.nn.Module):
 
 
 def every_pair(dtype):
-    low, high = torch.iinfo(dtype).min, torch.iinfo(dtype).max
-    x, y = torch.meshgrid(torch.arange(low, high + 1), torch.arange(low, high + 1), indexing="ij")
-    return x.reshape(-1).to(dtype), y.reshape(-1).to(dtype)
+    """conftest.every_8bit_pair as two tensors."""
+    return tuple(make_tensor(values, dtype) for values in every_8bit_pair(dtype))
 
 
 # 0-d int64 counts: the result dtype is x's, so each is converted to int8/uint8 first (257 -> 1).
@@ -316,20 +318,11 @@ def test_below_opset_28_every_bitshift_count_is_in_range(opset):
 
 
 def float_patterns(dtype, seed):
-    """Random bit patterns, and ±0, ±inf, quiet and signalling NaNs of both signs, subnormals."""
+    """conftest's special patterns (±0, ±inf, quiet and signalling NaNs of both signs,
+    subnormals, ...) and 997 random bit patterns."""
     bits = torch.finfo(dtype).bits
-    signed = {16: torch.int16, 32: torch.int32, 64: torch.int64}[bits]
-    exponent_bits = {torch.float16: 5, torch.bfloat16: 8, torch.float32: 8, torch.float64: 11}[dtype]
-    mantissa_bits = bits - 1 - exponent_bits
-    inf = ((1 << exponent_bits) - 1) << mantissa_bits
-    special = [0, inf, inf | 1 << (mantissa_bits - 1), inf | 1, inf | (1 << mantissa_bits) - 1, 1, (1 << mantissa_bits) - 1]
-    special += [v | 1 << (bits - 1) for v in special]
-    unsigned = {16: torch.uint16, 32: torch.uint32, 64: torch.uint64}[bits]
-    patterns = make_tensor(special, unsigned).view(signed)
-    g = torch.Generator().manual_seed(seed)
-    info = torch.iinfo(signed)
-    random = torch.randint(info.min, info.max, (997,), generator=g, dtype=torch.int64).to(signed)
-    return torch.cat([patterns, random]).view(dtype)
+    random = np.random.default_rng(seed).integers(0, 1 << bits, size=997, dtype=np.uint64).tolist()
+    return floats_from_bits([pattern for _, pattern, _ in special_float_patterns(dtype)] + random, dtype)
 
 
 class FloatSigns(torch.nn.Module):

@@ -12,54 +12,20 @@ import torchops
 
 import model
 from conftest import (
-    FLOAT_DTYPES, INT_DTYPES, OUT_KINDS, SIGNED_DTYPES, UNSIGNED_DTYPES, dtype_id, interesting_values, make_out,
-    make_tensor, random_values,
+    FLOAT_DTYPES, FLOAT_FORMATS, INT_DTYPES, OUT_KINDS, SIGNED_DTYPES, UNSIGNED_DTYPES, dtype_id, floats_from_bits,
+    interesting_values, make_out, make_tensor, random_values, special_float_patterns,
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
 pytestmark = pytest.mark.usefixtures("call_path")
 
-# float dtype -> (exponent bits, mantissa bits, same-width signed int dtype)
-FORMATS = {
-    torch.float16: (5, 10, torch.int16),
-    torch.bfloat16: (8, 7, torch.int16),
-    torch.float32: (8, 23, torch.int32),
-    torch.float64: (11, 52, torch.int64),
-}
 float_dtypes = pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
-
-
-def floats_from_bits(patterns, dtype):
-    """A float tensor whose elements have exactly the given raw bit patterns."""
-    int_dtype = FORMATS[dtype][2]
-    return make_tensor([model.wrap(p, int_dtype) for p in patterns], int_dtype).view(dtype)
-
-
-def special_patterns(dtype):
-    """(name, bit pattern, sign bit) for the values that matter, both signs."""
-    exponent_bits, mantissa_bits, _ = FORMATS[dtype]
-    total = 1 + exponent_bits + mantissa_bits
-    inf = ((1 << exponent_bits) - 1) << mantissa_bits
-    magnitudes = {
-        "zero": 0,
-        "min_subnormal": 1,
-        "max_subnormal": (1 << mantissa_bits) - 1,
-        "min_normal": 1 << mantissa_bits,
-        "one": ((1 << (exponent_bits - 1)) - 1) << mantissa_bits,
-        "max_finite": inf - 1,
-        "inf": inf,
-        "quiet_nan": inf | (1 << (mantissa_bits - 1)),
-        "signalling_nan": inf | 1,
-        "nan_all_mantissa": inf | ((1 << mantissa_bits) - 1),
-    }
-    return [(("-" if sign else "+") + name, (sign << (total - 1)) | magnitude, bool(sign))
-            for sign in (0, 1) for name, magnitude in magnitudes.items()]
 
 
 @pytest.mark.parametrize("api", ["python", "ops"])
 @float_dtypes
 def test_special_float_values(api, dtype, cpu_capability):
-    cases = special_patterns(dtype)
+    cases = special_float_patterns(dtype)
     x = floats_from_bits([pattern for _, pattern, _ in cases], dtype)
     result = torchops.signbit(x) if api == "python" else torch.ops.torchops.signbit(x)
     assert result.dtype == torch.bool
@@ -69,8 +35,8 @@ def test_special_float_values(api, dtype, cpu_capability):
 @float_dtypes
 def test_special_float_values_really_are_what_they_claim(dtype):
     # Guards the bit-pattern construction above.
-    cases = {name: value for (name, _, _), value in
-             zip(special_patterns(dtype), floats_from_bits([p for _, p, _ in special_patterns(dtype)], dtype).tolist())}
+    special = special_float_patterns(dtype)
+    cases = {name: value for (name, _, _), value in zip(special, floats_from_bits([p for _, p, _ in special], dtype).tolist())}
     assert cases["+zero"] == 0.0 and cases["-zero"] == 0.0
     assert cases["+inf"] == float("inf") and cases["-inf"] == float("-inf")
     assert cases["+one"] == 1.0 and cases["-one"] == -1.0
@@ -96,7 +62,7 @@ def test_every_16bit_float_pattern(dtype, cpu_capability):
 
 @float_dtypes
 def test_random_bit_patterns_against_model_torch_and_numpy(dtype, rng, cpu_capability):
-    width = 1 + FORMATS[dtype][0] + FORMATS[dtype][1]
+    width = 1 + FLOAT_FORMATS[dtype][0] + FLOAT_FORMATS[dtype][1]
     patterns = rng.integers(0, 1 << width, size=50_000, dtype=np.uint64).tolist()
     x = floats_from_bits(patterns, dtype)
     result = torchops.signbit(x)
@@ -150,8 +116,8 @@ LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 
 def test_lengths_around_vector_widths(dtype, cpu_capability, rng):
     for length in LENGTHS:
         for offset in (0, 1):
-            if dtype in FORMATS:
-                width = 1 + FORMATS[dtype][0] + FORMATS[dtype][1]
+            if dtype in FLOAT_FORMATS:
+                width = 1 + FLOAT_FORMATS[dtype][0] + FLOAT_FORMATS[dtype][1]
                 x = floats_from_bits([int(v) for v in rng.integers(0, 1 << width, size=length + offset,
                                                                   dtype=np.uint64)], dtype)
             else:
