@@ -40,7 +40,19 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def result_dtype(x_dtype: torch.dtype, x_ndim: int, y_dtype: torch.dtype, y_ndim: int) -> torch.dtype:
+    """A shift's result dtype (docs/semantics.md section 3): torch.result_type, which sees the
+    dtypes and whether an operand is 0-d, as the kernels and the fake kernels do. For graphs
+    that hold no tensors (Inductor's IR, ONNX values): meta stand-ins of the same rank."""
+    def like(dtype, ndim):
+        return torch.empty((1,) * ndim, dtype=dtype, device="meta")
+
+    return torch.result_type(like(x_dtype, x_ndim), like(y_dtype, y_ndim))
+
+
 #: "int8, int16, ..., uint64", as the messages list them.
 SHIFT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SHIFT_DTYPES)
+#: "float16, bfloat16, float32, float64", as the messages list them.
+SIGNBIT_FLOAT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SIGNBIT_FLOAT_DTYPES)
 #: "'LEFT', 'RIGHT', 'left', 'right'", as the messages list them.
 DIRECTION_NAMES = ", ".join(repr(d) for d in DIRECTIONS)

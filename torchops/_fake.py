@@ -18,7 +18,9 @@ from torch._prims_common import (
 
 from torchops._contract import BITSHIFT as _OP
 from torchops._contract import BITSHIFT_INPLACE as _INPLACE_OP
-from torchops._contract import DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPE_NAMES, SHIFT_DTYPES, SIGNBIT, SIGNBIT_DTYPES
+from torchops._contract import (
+    DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPE_NAMES, SHIFT_DTYPES, SIGNBIT, SIGNBIT_DTYPES, SIGNBIT_FLOAT_DTYPE_NAMES,
+)
 from torchops._contract import dtype_name as _name
 
 
@@ -177,7 +179,7 @@ def _bitshift_scalar_inplace(x, y, direction, arithmetic=True):
 def _check_signbit_dtype(dtype: torch.dtype) -> None:
     torch._check_type(
         dtype in SIGNBIT_DTYPES,
-        lambda: f"{SIGNBIT}: x must be a float16, bfloat16, float32, float64, integer or bool tensor, "
+        lambda: f"{SIGNBIT}: x must be a {SIGNBIT_FLOAT_DTYPE_NAMES}, integer or bool tensor, "
         f"got {_name(dtype)}",
     )
 

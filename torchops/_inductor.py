@@ -176,11 +176,7 @@ def _lowerings() -> dict:
         return shifted
 
     def result_dtype(x, y) -> torch.dtype:
-        # torch.result_type sees dtypes and whether a tensor is 0-d, as the fake kernel does.
-        def like(t):
-            return torch.empty((1,) * len(t.get_size()), dtype=t.get_dtype(), device="meta")
-
-        return torch.result_type(like(x), like(y))
+        return _contract.result_dtype(x.get_dtype(), len(x.get_size()), y.get_dtype(), len(y.get_size()))
 
     def tensor_count_shift(x, y, direction, arithmetic):
         dtype = result_dtype(x, y)

@@ -48,7 +48,9 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
     ) from error
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
-from torchops._contract import BITSHIFT, DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES
+from torchops._contract import (
+    BITSHIFT, DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
+)
 from torchops._contract import dtype_name as _name
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET", "export", "run", "translation_table"]
@@ -172,19 +174,10 @@ def _is_left(direction: str, op_name: str) -> bool:
     return direction.upper() == "LEFT"
 
 
-def _result_dtype(x, y, x_dtype: torch.dtype, y_dtype: torch.dtype) -> torch.dtype:
-    # torch.result_type sees the dtypes and whether a tensor is 0-d (section 3), as the fake
-    # kernel does.
-    def like(value, dtype):
-        return torch.empty((1,) * len(value.shape), dtype=dtype, device="meta")
-
-    return torch.result_type(like(x, x_dtype), like(y, y_dtype))
-
-
 def _bitshift_translation(opset: int) -> Callable:
     def torchops_bitshift(x, y, direction: str, arithmetic: bool = True):
         x_dtype, y_dtype = _dtype_of(x, BITSHIFT), _dtype_of(y, BITSHIFT)
-        dtype = _result_dtype(x, y, x_dtype, y_dtype)
+        dtype = result_dtype(x_dtype, len(x.shape), y_dtype, len(y.shape))
         left = _is_left(direction, BITSHIFT)
         return _shift(_cast(x, x_dtype, dtype), _cast(y, y_dtype, dtype), dtype, left, bool(arithmetic), False, opset)
 

@@ -16,7 +16,7 @@ from typing import Optional, Union
 import torch
 from torch import Tensor
 
-from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SIGNBIT
+from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
 
 __all__ = [
     "bitshift",
@@ -47,10 +47,10 @@ def _int_or_tensor(op: str, arg: str, value: object) -> Union[Tensor, int]:
     if isinstance(value, (int, Tensor)) and not isinstance(value, bool):
         return value
     # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
-    if not isinstance(value, bool) and not _is_numpy_bool(value) and hasattr(type(value), "__index__"):
+    if not isinstance(value, bool) and not _is_numpy_bool(value):
         try:
             return operator.index(value)
-        except TypeError:  # a 0-d array of floats has __index__ but refuses it
+        except TypeError:  # no __index__, or one that refuses (a 0-d array of floats)
             pass
     raise TypeError(f"{op}: {arg} must be a tensor or an int, got {type(value).__name__}")
 
@@ -68,13 +68,12 @@ def _int_as_tensor(op: str, value: int, like: Tensor) -> Tensor:
     dtype = like.dtype
     if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
         raise TypeError(
-            f"{op}: y must be an integer tensor (int8, int16, int32, int64, uint8, uint16, uint32, uint64), "
-            f"got {str(dtype).removeprefix('torch.')}"
+            f"{op}: y must be an integer tensor ({SHIFT_DTYPE_NAMES}), got {dtype_name(dtype)}"
         )
     info = torch.iinfo(dtype)
     if not info.min <= value <= info.max:
         raise ValueError(
-            f"{op}: x = {value} does not fit y's dtype {str(dtype).removeprefix('torch.')} "
+            f"{op}: x = {value} does not fit y's dtype {dtype_name(dtype)} "
             f"([{info.min}, {info.max}]); pass x as a tensor of a wider dtype"
         )
     return torch.tensor(value, dtype=dtype, device=like.device)
