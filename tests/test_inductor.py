@@ -38,6 +38,7 @@ from conftest import (
     make_tensor,
     random_counts,
     random_values,
+    special_float_patterns,
 )
 from torchops import _inductor
 
@@ -253,22 +254,11 @@ def test_layouts_are_eager_layouts(rng):
 # --------------------------------------------------------------------------------------
 # signbit
 def float_bit_patterns(dtype):
-    """Raw bits of ±0, ±inf, NaNs of both signs (quiet, signalling, several payloads),
-    subnormals, the normal extremes, ±1 and some random patterns."""
+    """Raw bits of conftest's special values (±0, ±inf, NaNs of both signs, subnormals, the
+    normal extremes, ±1), a quiet NaN with another payload, and some random patterns."""
     bits = torch.finfo(dtype).bits
-    mantissa = {torch.float16: 10, torch.bfloat16: 7, torch.float32: 23, torch.float64: 52}[dtype]
-    sign = 1 << (bits - 1)
-    exponent_all = ((1 << (bits - 1 - mantissa)) - 1) << mantissa
-    one = (((1 << (bits - 2 - mantissa)) - 1) << mantissa)
-    positive = [
-        0, exponent_all,  # +0, +inf
-        exponent_all | (1 << (mantissa - 1)), exponent_all | 1, exponent_all | ((1 << mantissa) - 1),  # NaNs
-        exponent_all | (1 << (mantissa - 1)) | 5,
-        1, (1 << mantissa) - 1,  # subnormals
-        1 << mantissa, exponent_all - 1,  # smallest normal, largest finite
-        one,
-    ]
-    patterns = positive + [p | sign for p in positive]
+    special = {name: pattern for name, pattern, _ in special_float_patterns(dtype)}
+    patterns = list(special.values()) + [special["+quiet_nan"] | 5, special["-quiet_nan"] | 5]
     patterns += np.random.default_rng(bits).integers(0, 1 << bits, size=64, dtype=np.uint64).tolist()
     return patterns
 
