@@ -18,12 +18,11 @@ namespace {
 
 constexpr const char* kOp = "torchops.bitshift";
 constexpr const char* kInplaceOp = "torchops.bitshift_";
-constexpr const char* kShiftDtypes = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
 
 void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor) {
   check_defined(op_name, arg, tensor);
   TORCH_CHECK_TYPE(is_shift_dtype(tensor.scalar_type()), op_name, ": ", arg, " must be an integer tensor (",
-                   kShiftDtypes, "), got ", dtype_name(tensor.scalar_type()));
+                   kShiftDtypeNames, "), got ", dtype_name(tensor.scalar_type()));
 }
 
 ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype) {

@@ -1,5 +1,5 @@
-// Helpers shared by the CPU entry points: dtype names for messages, and running a
-// contiguous kernel over one strided row of a TensorIterator loop.
+// Helpers shared by the CPU entry points: the dtypes a shift takes and their names for
+// messages, and running a contiguous kernel over one strided row of a TensorIterator loop.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -25,6 +25,9 @@ inline bool is_unsigned_integer(at::ScalarType dtype) {
 inline bool is_shift_dtype(at::ScalarType dtype) {
   return at::isIntegralType(dtype, /*includeBool=*/false);
 }
+// The same dtypes as the messages list them (torchops/_contract.py's SHIFT_DTYPE_NAMES for
+// the fake kernels and the typed API: the tests compare their messages with these).
+constexpr const char* kShiftDtypeNames = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
 
 // None passed for a Tensor argument through torch.ops arrives as an undefined tensor.
 inline void check_defined(const char* op_name, const char* arg, const at::Tensor& tensor) {
