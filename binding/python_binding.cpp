@@ -13,6 +13,11 @@
 // is, to that Python function: its twin, which reaches the op through torch.ops and owns
 // every argument check and message of the typed API.
 //
+// A call that fails goes to the twin as well, which raises the error again, naming the
+// function the user called (torchops/_twins.py): the twin's own checks come first, and it
+// says the op's messages with the function's name. A failed call leaves every tensor
+// unchanged, so the twin sees the same arguments.
+//
 // The operator library (torchops/_C) is LibTorch-only; this module is the one part of
 // torchops linked against libtorch_python, and it must be imported after the library is
 // loaded (torchops/_fastpath.py does both).
@@ -50,7 +55,7 @@ struct Function {
   std::vector<Param> params;  // positional-or-keyword first, then keyword-only
   int positional;             // how many params may be passed by position
   PyObject* (*call)(const Slots& args);
-  // Set by _connect: the twin, the parameter names as interned str, the docstring.
+  // Set by _connect: the twin, the parameter names as interned str, the text signature.
   PyObject* twin = nullptr;
   std::vector<PyObject*> interned;
   std::string doc;
@@ -158,7 +163,7 @@ bool direction_of(PyObject* object, c10::string_view* direction) {
   return true;
 }
 
-// bitshift(x, y, direction, arithmetic=True, *, out=None)
+// bitshift(x, y, direction, arithmetic=True, out=None)
 PyObject* bitshift(const Slots& args) {
   c10::string_view direction;
   if (!plain_tensor(args[0]) || !direction_of(args[2], &direction)) return kTwin;
@@ -174,7 +179,7 @@ PyObject* paddle_shift(const Slots& args) {
   return shift(args[0], args[1], Left ? "LEFT" : "RIGHT", args[2], InPlace ? nullptr : args[3], InPlace);
 }
 
-// signbit(x, *, out=None)
+// signbit(x, out=None)
 PyObject* signbit(const Slots& args) {
   PyObject* const x = args[0];
   PyObject* const out = args[1];
@@ -196,10 +201,11 @@ PyObject* signbit(const Slots& args) {
   END_HANDLE_TH_ERRORS
 }
 
-// The typed API, as its signatures read in torchops/ops.py (substitute_in_graph checks
-// that they agree when torch.compile first loads).
+// The typed API, as its signatures read in torchops/ops.py and torchops/_twins.py
+// (substitute_in_graph checks that the entries and the twins agree when torch.compile first
+// loads; tests/test_binding.py, that all three do).
 Function functions[] = {
-    {"bitshift", {{"x"}, {"y"}, {"direction"}, {"arithmetic", "True"}, {"out", "None"}}, 4, &bitshift},
+    {"bitshift", {{"x"}, {"y"}, {"direction"}, {"arithmetic", "True"}, {"out", "None"}}, 5, &bitshift},
     {"bitwise_left_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<true, false>},
     {"bitwise_right_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
@@ -208,7 +214,7 @@ Function functions[] = {
      &paddle_shift<true, true>},
     {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<false, true>},
-    {"signbit", {{"x"}, {"out", "None"}}, 1, &signbit},
+    {"signbit", {{"x"}, {"out", "None"}}, 2, &signbit},
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly
@@ -244,7 +250,8 @@ PyObject* entry(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs, PyO
   if (!use_torch_ops.load(std::memory_order_relaxed) && no_torch_function_handling() &&
       parse(function, args, nargs, kwnames, slots)) {
     PyObject* const result = function.call(slots);
-    if (result != kTwin) return result;
+    if (result != nullptr && result != kTwin) return result;
+    if (result == nullptr) PyErr_Clear();  // failed: the twin raises it again, naming this function
   }
   return PyObject_Vectorcall(function.twin, args, static_cast<size_t>(nargs), kwnames);
 }
@@ -258,7 +265,7 @@ std::array<PyCFunction, sizeof...(Index)> make_entries(std::integer_sequence<int
   return {reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&entry<Index>))...};
 }
 
-// "bitshift(x, y, direction, arithmetic=True, *, out=None)\n--\n\n": the form in which
+// "bitshift(x, y, direction, arithmetic=True, out=None)\n--\n\n": the form in which
 // CPython (and so inspect.signature and help()) reads a builtin's signature.
 std::string text_signature(const Function& function) {
   std::string text = std::string(function.name) + "(";
@@ -272,7 +279,8 @@ std::string text_signature(const Function& function) {
 }
 
 // _connect(twins: dict[str, function]) -> dict[str, builtin function]: pairs every entry
-// with its twin and makes the entry a builtin function with the twin's docstring.
+// with its twin and makes the entry a builtin function with the signature as its docstring
+// (CPython's form, which inspect.signature reads: the typed API's functions carry the docs).
 PyObject* connect(PyObject* /*module*/, PyObject* twins) {
   if (!PyDict_Check(twins)) {
     PyErr_SetString(PyExc_TypeError, "torchops._binding._connect: expected a dict of the typed API's functions");
@@ -299,18 +307,14 @@ PyObject* connect(PyObject* /*module*/, PyObject* twins) {
       Py_DECREF(result);
       return nullptr;
     }
-    PyObject* doc = PyObject_GetAttrString(twin, "__doc__");
-    const char* doc_text = doc != nullptr && PyUnicode_Check(doc) ? PyUnicode_AsUTF8(doc) : nullptr;
-    PyErr_Clear();
-    function.doc = text_signature(function) + (doc_text != nullptr ? doc_text : "");
-    Py_XDECREF(doc);
+    function.doc = text_signature(function);
     for (const Param& param : function.params) function.interned.push_back(PyUnicode_InternFromString(param.name));
     function.twin = twin;
     Py_INCREF(twin);
     function.def = {function.name, entries[i], METH_FASTCALL | METH_KEYWORDS, function.doc.c_str()};
-    PyObject* public_module = PyUnicode_FromString("torchops");  // where users find it: __module__
-    PyObject* builtin = PyCFunction_NewEx(&function.def, nullptr, public_module);
-    Py_XDECREF(public_module);
+    PyObject* module_name = PyUnicode_FromString("torchops._binding");
+    PyObject* builtin = PyCFunction_NewEx(&function.def, nullptr, module_name);
+    Py_XDECREF(module_name);
     if (builtin == nullptr || PyDict_SetItemString(result, function.name, builtin) != 0) {
       Py_XDECREF(builtin);
       Py_DECREF(result);

@@ -5,25 +5,25 @@ AOTInductor package; examples/run_exported.py and examples/cpp/ run those artifa
 """
 import torch
 
-import torchops  # noqa: F401  (registers torch.ops.torchops)
+import torchops
 
 
 class ShiftModel(torch.nn.Module):
-    # Calls through the overload packets (torch.ops.torchops.bitshift, not .Scalar or .out):
-    # the overload follows from the arguments, as TorchScript requires.
+    # The typed API, which torch.jit.script compiles too: the scripted model calls the
+    # torchops:: operators, which is all a C++ program needs to run it.
     def forward(self, x: torch.Tensor, counts: torch.Tensor):
-        left = torch.ops.torchops.bitshift(x, counts, "LEFT")  # counts broadcast over the rows
-        logical = torch.ops.torchops.bitshift(x, 3, "RIGHT", False)  # logical right shift of int32
+        left = torchops.bitwise_left_shift(x, counts)  # counts broadcast over the rows
+        logical = torchops.bitwise_right_shift(x, 3, is_arithmetic=False)  # logical right shift of int32
         arithmetic = torch.empty_like(x)
-        torch.ops.torchops.bitshift(x, counts, "RIGHT", True, out=arithmetic)
+        torchops.bitwise_right_shift(x, counts, out=arithmetic)
         halved = torch.empty_like(x)
-        torch.ops.torchops.bitshift(x, 1, "RIGHT", True, out=halved)
+        torchops.bitshift(x, 1, "RIGHT", out=halved)  # ONNX's name, with an explicit direction
         shifted = x.clone()
-        torch.ops.torchops.bitshift_(shifted, counts, "LEFT")  # in place
-        torch.ops.torchops.bitshift_(shifted, 2, "RIGHT", False)
-        negative = torch.ops.torchops.signbit(x)
+        torchops.bitwise_left_shift_(shifted, counts)  # in place
+        torchops.bitwise_right_shift_(shifted, 2, is_arithmetic=False)
+        negative = torchops.signbit(x)
         negative_out = torch.empty(x.shape, dtype=torch.bool)
-        torch.ops.torchops.signbit(x, out=negative_out)
+        torchops.signbit(x, out=negative_out)
         return left, logical, arithmetic, halved, shifted, negative, negative_out
 
 

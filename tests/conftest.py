@@ -208,6 +208,18 @@ def shift(api, x, y, direction, arithmetic=True, out=None):
     raise AssertionError(api)
 
 
+def called_name(api, direction, in_place=False):
+    """A regex for the start of an error message of `shift(api, ...)` (or of `shift_`): the
+    name of the function the call made (the op's name for the "ops" api)."""
+    if api == "ops":
+        name = "torchops.bitshift_" if in_place else "torchops.bitshift"
+    elif in_place or api == "paddle":
+        name = f"torchops.bitwise_{direction.lower()}_shift" + ("_" if in_place else "")
+    else:
+        name = "torchops.bitshift"
+    return "^" + re.escape(name) + ": "
+
+
 def shift_(api, x, y, direction, arithmetic=True):
     """In-place shift.  The Python API's in-place functions are the Paddle
     ones (they return x); the op returns nothing, so this returns x for it."""

@@ -1,9 +1,9 @@
 """The compiled binding of the typed API (torchops._binding, torchops/_fastpath.py).
 
 The suites of the contract run on both call paths (conftest.call_path); this file checks
-what is particular to the binding: that it is what torchops exports, with the signatures
-and docstrings of its twins in torchops/ops.py; that every call it does not take exactly
-as torch.ops would (a TorchFunctionMode, a __torch_function__ subclass) reaches its twin;
+what is particular to the binding: that the typed API calls it, with one signature for the
+function, its entry and its twin (torchops/_twins.py); that every call it does not take
+exactly as torch.ops would (a TorchFunctionMode, a __torch_function__ subclass) reaches its twin;
 that the dispatch keys below it (FakeTensorMode, make_fx, tracing, vmap, inference mode,
 version counters, torch.compile) see the same ops; threads; reference counts; and the
 torch.ops path when the binding is switched off or missing.
@@ -23,7 +23,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import torchops
-from torchops import _fastpath, ops as twins
+from torchops import _fastpath, _twins as twins, ops
 
 from conftest import make_tensor
 
@@ -72,23 +72,39 @@ def _eager(call):
 
 # --------------------------------------------------------------------------
 # What torchops exports
-def test_torchops_exports_the_compiled_entries():
+def test_torchops_exports_the_typed_api_which_calls_the_compiled_entries():
     assert torchops.call_path() == "binding"
     for name in TYPED_FUNCTIONS:
-        entry = getattr(torchops, name)
-        assert inspect.isbuiltin(entry), f"torchops.{name} is {entry!r}, not the compiled entry"
-        assert entry is _fastpath.FUNCTIONS[name]
-        assert entry.__module__ == "torchops" and entry.__name__ == name
+        function, entry = getattr(torchops, name), _fastpath.FUNCTIONS[name]
+        assert function is getattr(ops, name) and inspect.isfunction(function), function
+        assert inspect.isbuiltin(entry), f"the entry of torchops.{name} is {entry!r}, not compiled"
+        assert getattr(ops, f"_{name}_entry") is entry  # what a Python call of the function calls
+        assert entry.__name__ == name
 
 
 @pytest.mark.parametrize("name", TYPED_FUNCTIONS)
-def test_entries_have_their_twins_signature_and_docstring(name):
-    entry, twin = getattr(torchops, name), getattr(twins, name)
-    plain = inspect.signature(twin).replace(
-        parameters=[p.replace(annotation=inspect.Parameter.empty) for p in inspect.signature(twin).parameters.values()],
+def test_the_function_its_entry_and_its_twin_have_one_signature(name):
+    function, entry, twin = getattr(torchops, name), _fastpath.FUNCTIONS[name], getattr(twins, name)
+    signature = inspect.signature(function, eval_str=True)
+    assert inspect.signature(twin, eval_str=True) == signature
+    plain = signature.replace(
+        parameters=[p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()],
         return_annotation=inspect.Signature.empty)
     assert inspect.signature(entry) == plain
-    assert inspect.getdoc(entry) == inspect.getdoc(twin)
+    assert inspect.getdoc(function)
+
+
+def test_a_python_call_reaches_the_entry():
+    # The entry is what a Python call of the typed API runs: with the entry replaced, the
+    # function calls the replacement, with the arguments as given.
+    seen = []
+    entry = ops._bitwise_left_shift_entry
+    ops._bitwise_left_shift_entry = lambda *args: seen.append(args) or "entry's answer"
+    try:
+        assert torchops.bitwise_left_shift(1, 2, False) == "entry's answer"
+    finally:
+        ops._bitwise_left_shift_entry = entry
+    assert seen == [(1, 2, False, None, None)]
 
 
 def test_cpu_capability_and_call_path_are_exported():
@@ -418,18 +434,21 @@ def test_every_argument_by_keyword_and_keywords_not_interned():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda x: torchops.bitshift(x, 1, "LEFT", True, None), r"takes from 3 to 4 positional arguments"),
-    (lambda x: torchops.bitshift(x, 1, "LEFT", direction="LEFT"), r"multiple values for argument 'direction'"),
-    (lambda x: torchops.bitshift(x, 1, "LEFT", outt=x), r"unexpected keyword argument 'outt'"),
-    (lambda x: torchops.bitshift(x, 1), r"missing 1 required positional argument: 'direction'"),
-    (lambda x: torchops.signbit(), r"missing 1 required positional argument: 'x'"),
-    (lambda x: torchops.bitwise_left_shift_(x, 1, True, None, None, None), r"takes from 2 to 5 positional"),
+    (lambda f, x: f["bitshift"](x, 1, "LEFT", True, None, None), r"takes from 3 to 5 positional arguments"),
+    (lambda f, x: f["bitshift"](x, 1, "LEFT", direction="LEFT"), r"multiple values for argument 'direction'"),
+    (lambda f, x: f["bitshift"](x, 1, "LEFT", outt=x), r"unexpected keyword argument 'outt'"),
+    (lambda f, x: f["bitshift"](x, 1), r"missing 1 required positional argument: 'direction'"),
+    (lambda f, x: f["signbit"](), r"missing 1 required positional argument: 'x'"),
+    (lambda f, x: f["bitwise_left_shift_"](x, 1, True, None, None, None), r"takes from 2 to 5 positional"),
 ], ids=["too many", "twice", "unknown", "missing", "signbit missing", "in place too many"])
-def test_a_call_that_does_not_fit_the_signature_gets_pythons_type_error(call, message):
+@pytest.mark.parametrize("called", ["typed API", "entries"])
+def test_a_call_that_does_not_fit_the_signature_gets_pythons_type_error(call, message, called):
+    functions = {name: getattr(torchops, name) for name in TYPED_FUNCTIONS} if called == "typed API" \
+        else _fastpath.FUNCTIONS
     x = _x()
     before = x.clone()
     with pytest.raises(TypeError, match=message):
-        call(x)
+        call(functions, x)
     assert torch.equal(x, before)
 
 

@@ -10,8 +10,8 @@ import torch
 import torchops
 
 from conftest import (
-    APIS, COMPLEX_DTYPES, NON_INTEGER_DTYPES, SIGNBIT_REFUSED_DTYPES, assert_unchanged, dtype_id, dtype_pattern,
-    make_tensor, shift, shift_, snapshot,
+    APIS, COMPLEX_DTYPES, NON_INTEGER_DTYPES, SIGNBIT_REFUSED_DTYPES, assert_unchanged, called_name, dtype_id,
+    dtype_pattern, make_tensor, shift, shift_, snapshot,
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
@@ -31,8 +31,8 @@ def check_error(call, tensors, exception, *patterns):
     return info
 
 
-OP = r"bitshift"
 ARG_X, ARG_Y, ARG_OUT = r"\bx\b", r"\by\b", r"\bout\b"
+SIGNBIT = r"^torchops\.signbit: "
 IN_PLACE_APIS = ["paddle", "ops"]
 
 
@@ -57,7 +57,8 @@ def test_x_dtype_refused(api, dtype, count_kind, out_kind):
     x = torch.ones(3, dtype=dtype)
     y = make_tensor([1, 2, 3], torch.int32) if count_kind == "tensor" else 2
     out = _out_kinds(torch.int32, (3,))[out_kind]
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, ARG_X, dtype_pattern(dtype))
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError,
+                called_name(api, "LEFT"), ARG_X, dtype_pattern(dtype))
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -67,7 +68,8 @@ def test_y_dtype_refused(api, dtype, out_kind):
     x = make_tensor([1, 2, 3], torch.int32)
     y = torch.ones(3, dtype=dtype)
     out = _out_kinds(torch.int32, (3,))[out_kind]
-    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], TypeError, OP, ARG_Y, dtype_pattern(dtype))
+    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], TypeError,
+                called_name(api, "RIGHT"), ARG_Y, dtype_pattern(dtype))
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -75,7 +77,8 @@ def test_y_dtype_refused(api, dtype, out_kind):
 def test_zero_dim_y_dtype_refused(api, dtype):
     x = make_tensor([1, 2, 3], torch.int64)
     y = torch.tensor(1, dtype=dtype)
-    check_error(lambda: shift(api, x, y, "LEFT"), [x, y], TypeError, OP, ARG_Y, dtype_pattern(dtype))
+    check_error(lambda: shift(api, x, y, "LEFT"), [x, y], TypeError,
+                called_name(api, "LEFT"), ARG_Y, dtype_pattern(dtype))
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -85,7 +88,7 @@ def test_zero_dim_y_dtype_refused(api, dtype):
 def test_bool_or_float_python_count_refused(api, count, kind, out_kind):
     x = make_tensor([1, 2, 3], torch.int16)
     out = _out_kinds(torch.int16, (3,))[out_kind]
-    check_error(lambda: shift(api, x, count, "LEFT", out=out), [x, out], TypeError, OP, kind)
+    check_error(lambda: shift(api, x, count, "LEFT", out=out), [x, out], TypeError, called_name(api, "LEFT"), kind)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -99,7 +102,8 @@ def test_unpromotable_pair_refused(api, x_dtype, y_dtype, out_kind):
     y = make_tensor([1, 1, 1], y_dtype)
     unsigned = x_dtype if x_dtype in (torch.uint16, torch.uint32, torch.uint64) else y_dtype
     out = _out_kinds(unsigned, (3,))[out_kind]
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError, OP, dtype_pattern(unsigned),
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], TypeError,
+                called_name(api, "LEFT"), dtype_pattern(unsigned),
                 re.escape(f"shift by y.to(torch.{dtype_id(x_dtype)}), or by a Python int"))
 
 
@@ -109,21 +113,23 @@ def test_unpromotable_pair_refused(api, x_dtype, y_dtype, out_kind):
 def test_in_place_x_dtype_refused(api, dtype, count_kind):
     x = torch.ones(3, dtype=dtype)
     y = make_tensor([1, 2, 3], torch.int64) if count_kind == "tensor" else 1
-    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], TypeError, OP, ARG_X, dtype_pattern(dtype))
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], TypeError,
+                called_name(api, "LEFT", in_place=True), ARG_X, dtype_pattern(dtype))
 
 
 @pytest.mark.parametrize("api", IN_PLACE_APIS)
 @pytest.mark.parametrize("count", [True, 1.5], ids=repr)
 def test_in_place_bool_or_float_python_count_refused(api, count):
     x = make_tensor([1, 2, 3], torch.int32)
-    check_error(lambda: shift_(api, x, count, "RIGHT"), [x], TypeError, OP)
+    check_error(lambda: shift_(api, x, count, "RIGHT"), [x], TypeError, called_name(api, "RIGHT", in_place=True))
 
 
 @pytest.mark.parametrize("api", IN_PLACE_APIS)
 def test_in_place_y_dtype_refused(api):
     x = make_tensor([1, 2, 3], torch.int32)
     y = torch.ones(3, dtype=torch.float64)
-    check_error(lambda: shift_(api, x, y, "RIGHT"), [x, y], TypeError, OP, ARG_Y, dtype_pattern(torch.float64))
+    check_error(lambda: shift_(api, x, y, "RIGHT"), [x, y], TypeError,
+                called_name(api, "RIGHT", in_place=True), ARG_Y, dtype_pattern(torch.float64))
 
 
 # --------------------------------------------------------------------------
@@ -140,7 +146,7 @@ def test_bad_direction(api, direction, count_kind, with_out):
     y = make_tensor([1, 1, 1], torch.int8) if count_kind == "tensor" else 1
     out = torch.full((5,), 9, dtype=torch.int8) if with_out else None
     check_error(lambda: shift(api, x, y, direction, out=out), [x, y, out], ValueError,
-                OP, r"direction", r"LEFT", r"RIGHT")
+                called_name(api, direction), r"direction", r"LEFT", r"RIGHT")
 
 
 @pytest.mark.parametrize("direction", BAD_DIRECTIONS, ids=repr)
@@ -149,7 +155,8 @@ def test_bad_direction_in_place(direction, count_kind):
     # Only the op layer takes a direction in place (the Paddle functions name it).
     x = make_tensor([1, 2, 3], torch.int8)
     y = make_tensor([1, 1, 1], torch.int8) if count_kind == "tensor" else 1
-    check_error(lambda: shift_("ops", x, y, direction), [x, y], ValueError, OP, r"direction", r"LEFT", r"RIGHT")
+    check_error(lambda: shift_("ops", x, y, direction), [x, y], ValueError,
+                called_name("ops", direction, in_place=True), r"direction", r"LEFT", r"RIGHT")
 
 
 # --------------------------------------------------------------------------
@@ -162,7 +169,7 @@ def test_non_broadcastable_shapes(api, x_shape, y_shape, out_kind):
     x = torch.ones(x_shape, dtype=torch.int32)
     y = torch.ones(y_shape, dtype=torch.int32)
     out = _out_kinds(torch.int32, x_shape)[out_kind]
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, OP,
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, called_name(api, "LEFT"),
                 r"(?i)broadcast|shape|size")
 
 
@@ -172,7 +179,8 @@ def test_non_broadcastable_shapes(api, x_shape, y_shape, out_kind):
 def test_in_place_broadcast_shape_must_equal_x_shape(api, x_shape, y_shape):
     x = torch.full(x_shape, 3, dtype=torch.int16)
     y = torch.ones(y_shape, dtype=torch.int16)
-    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError, OP, r"(?i)shape|size|broadcast")
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError,
+                called_name(api, "LEFT", in_place=True), r"(?i)shape|size|broadcast")
 
 
 @pytest.mark.parametrize("api", IN_PLACE_APIS)
@@ -185,7 +193,7 @@ def test_in_place_result_dtype_must_equal_x_dtype(api, x_dtype, y_dtype):
     y = make_tensor([1, 1, 1], y_dtype)
     result_dtype = torch.result_type(x, y)
     assert result_dtype != x_dtype
-    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError, OP,
+    check_error(lambda: shift_(api, x, y, "LEFT"), [x, y], RuntimeError, called_name(api, "LEFT", in_place=True),
                 rf"(?i)dtype|{dtype_pattern(result_dtype)}")
 
 
@@ -215,7 +223,7 @@ def test_out_dtype_must_equal_result_dtype(api, x_dtype, count, out_dtype, out_s
     y = make_tensor([1, 1, 1], count) if isinstance(count, torch.dtype) else count
     assert torch.result_type(x, y) != out_dtype
     out = torch.full(out_shape, 9, dtype=out_dtype)
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, OP, ARG_OUT)
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [x, y, out], RuntimeError, called_name(api, "LEFT"), ARG_OUT)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -226,7 +234,8 @@ def test_out_of_a_non_integer_dtype_refused(api, out_dtype):
     x = make_tensor([1, 2, 3], torch.int32)
     y = make_tensor([1, 1, 1], torch.int32)
     out = torch.zeros(3, dtype=out_dtype)
-    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], (TypeError, RuntimeError), OP, ARG_OUT)
+    check_error(lambda: shift(api, x, y, "RIGHT", out=out), [x, y, out], (TypeError, RuntimeError),
+                called_name(api, "RIGHT"), ARG_OUT)
 
 
 @pytest.mark.parametrize("api", ["bitshift", "paddle"])
@@ -238,8 +247,9 @@ def test_python_int_x_that_does_not_fit_y_dtype(api, x, dtype):
     y = make_tensor([1, 2], dtype)
     out = torch.full((2,), 9, dtype=dtype)
     # The contract calls it an error without naming the type.
-    check_error(lambda: shift(api, x, y, "LEFT"), [y], (RuntimeError, ValueError, OverflowError, TypeError))
-    check_error(lambda: shift(api, x, y, "LEFT", out=out), [y, out], (RuntimeError, ValueError, OverflowError, TypeError))
+    refused = (RuntimeError, ValueError, OverflowError, TypeError)
+    check_error(lambda: shift(api, x, y, "LEFT"), [y], refused, called_name(api, "LEFT"))
+    check_error(lambda: shift(api, x, y, "LEFT", out=out), [y, out], refused, called_name(api, "LEFT"))
 
 
 @pytest.mark.parametrize("api", ["bitshift", "paddle"])
@@ -266,7 +276,7 @@ def _signbit(api, x, out=None):
 def test_signbit_dtype_refused(api, dtype, out_kind):
     x = torch.zeros(3, dtype=torch.float32).to(dtype) if dtype not in COMPLEX_DTYPES else torch.tensor([-1j, 1, 0], dtype=dtype)
     out = _out_kinds(torch.bool, (3,))[out_kind]
-    check_error(lambda: _signbit(api, x, out), [x, out], TypeError, r"signbit", ARG_X, dtype_pattern(dtype))
+    check_error(lambda: _signbit(api, x, out), [x, out], TypeError, SIGNBIT, ARG_X, dtype_pattern(dtype))
 
 
 @pytest.mark.parametrize("api", ["python", "ops"])
@@ -276,4 +286,4 @@ def test_signbit_dtype_refused(api, dtype, out_kind):
 def test_signbit_out_must_be_bool(api, out_dtype, out_shape, x_dtype):
     x = torch.tensor([-1, 0, 1]).to(x_dtype)
     out = torch.full(out_shape, 5, dtype=out_dtype)
-    check_error(lambda: _signbit(api, x, out), [x, out], RuntimeError, r"signbit", ARG_OUT)
+    check_error(lambda: _signbit(api, x, out), [x, out], RuntimeError, SIGNBIT, ARG_OUT)

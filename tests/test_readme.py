@@ -1,9 +1,11 @@
-"""The README's Python examples, executed: each line that ends with a comment holding a
-list must give that list."""
+"""The README's Python examples, executed: every statement runs, and each expression whose
+line ends with a comment holding a list must give that list."""
 import ast
+import linecache
 import re
 from pathlib import Path
 
+import pytest
 import torch
 
 import torchops
@@ -15,18 +17,24 @@ def python_blocks():
     return re.findall(r"^```python\n(.*?)^```", README.read_text(), re.M | re.S)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_readme_examples_give_the_values_their_comments_show():
     checked = 0
-    for block in python_blocks():
-        scope = {"torch": torch, "torchops": torchops}
-        for line in block.splitlines():
-            code, _, comment = line.partition("#")
-            shown = re.search(r"\[[^\]]*\]", comment)
-            # Statements (imports, assignments) run; an expression is checked against its comment.
-            if shown is None or not isinstance(ast.parse(code.strip() or "pass").body[0], ast.Expr):
-                exec(line, scope)
+    for number, block in enumerate(python_blocks()):
+        # The block is registered as a file, so that torch.jit.script can read its source.
+        filename = f"<README.md python block {number}>"
+        linecache.cache[filename] = (len(block), None, block.splitlines(keepends=True), filename)
+        scope = {"__name__": "readme", "torch": torch, "torchops": torchops}
+        lines = block.splitlines()
+        for statement in ast.parse(block, filename).body:
+            shown = re.search(r"\[[^\]]*\]", lines[statement.end_lineno - 1].partition("#")[2])
+            # Statements (imports, assignments, definitions) run; an expression is checked
+            # against the list in the comment that ends its line.
+            if shown is None or not isinstance(statement, ast.Expr):
+                exec(compile(ast.Module([statement], type_ignores=[]), filename, "exec"), scope)
                 continue
-            result = eval(code, scope)
-            assert result.tolist() == eval(shown.group(0)), f"README: {line.strip()} gives {result.tolist()}"
+            result = eval(compile(ast.Expression(statement.value), filename, "eval"), scope)
+            code = ast.get_source_segment(block, statement)
+            assert result.tolist() == eval(shown.group(0)), f"README: {code} gives {result.tolist()}"
             checked += 1
-    assert checked >= 10
+    assert checked >= 11

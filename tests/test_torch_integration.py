@@ -1,7 +1,6 @@
 """torchops inside the PyTorch machinery: torch.library.opcheck on every
-overload, fake (meta) kernels, torch.compile and TorchScript."""
+overload, fake (meta) kernels, torch.compile and torch.export (TorchScript: test_torchscript.py)."""
 
-import os
 import re
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import torchops
 import model
 from conftest import OVERLOAD_NAMES, assert_same_tensors, make_tensor, random_values
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ops = torch.ops.torchops
 
 
@@ -302,8 +300,8 @@ def test_compile_out(dynamic):
 
 
 # --------------------------------------------------------------------------
-# torch.export of the typed Python API (docs/deploy.md's model calls torch.ops directly;
-# tests/test_deploy.py runs that one, with AOTInductor and a fresh process).
+# torch.export of the typed Python API with every form and dynamic rows (tests/test_deploy.py
+# runs docs/deploy.md's model, with AOTInductor and a fresh process).
 class TypedApiModule(torch.nn.Module):
     def forward(self, x, y, f):
         outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(f.shape, dtype=torch.bool)]
@@ -321,49 +319,6 @@ def test_export_of_the_typed_api_with_dynamic_rows_saves_and_loads(tmp_path):
     for rows_now in (4, 7):
         inputs = _inputs(rows_now, 5, seed=rows_now)
         assert_same_tensors(loaded(*inputs), TypedApiModule()(*inputs))
-
-
-# --------------------------------------------------------------------------
-# TorchScript: script, save, and load and run in a fresh process.
-class ScriptedShifts(torch.nn.Module):
-    def forward(self, x: torch.Tensor, y: torch.Tensor, f: torch.Tensor):
-        return (
-            torch.ops.torchops.bitshift(x, y, "LEFT", True),
-            torch.ops.torchops.bitshift(x, y, "RIGHT", False),
-            torch.ops.torchops.bitshift(x, 257, "right", True),
-            torch.ops.torchops.signbit(f),
-            torch.ops.torchops.signbit(x),
-        )
-
-
-def test_torchscript_save_load_in_fresh_process(tmp_path):
-    scripted = torch.jit.script(ScriptedShifts())
-    x = _ints((5, 6), torch.int8, seed=3).t()
-    y = _counts((6, 5), torch.int8, seed=4)
-    f = torch.tensor([-0.0, 0.0, -1.5, float("inf"), float("-inf"), float("nan")])
-    eager = ScriptedShifts()(x, y, f)
-    assert_same_tensors(scripted(x, y, f), eager)
-
-    module_path, inputs_path, outputs_path = tmp_path / "shifts.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt"
-    torch.jit.save(scripted, str(module_path))
-    torch.save((x, y, f), str(inputs_path))
-    script = (
-        "import sys, torch, torchops\n"
-        "module = torch.jit.load(sys.argv[1])\n"
-        "x, y, f = torch.load(sys.argv[2])\n"
-        "torch.save(module(x, y, f), sys.argv[3])\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", script, str(module_path), str(inputs_path), str(outputs_path)],
-                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, completed.stderr
-    assert_same_tensors(torch.load(str(outputs_path)), eager)
-
-    # And eager itself against the model.
-    xs, ys = x.tolist(), y.tolist()
-    assert eager[0].tolist() == model.shift_model(xs, ys, torch.int8, "LEFT")
-    assert eager[1].tolist() == model.shift_model(xs, ys, torch.int8, "RIGHT", False)
-    assert eager[2].tolist() == model.shift_model(xs, 257, torch.int8, "RIGHT")
-    assert eager[3].tolist() == [True, False, True, False, True, False]
 
 
 def test_without_import_torchops_a_fake_call_names_the_module_to_import():

@@ -6,7 +6,6 @@ the functions below are their typed Python API. For C++ programs, exported model
 DTensors see docs/deploy.md.
 """
 import os
-from typing import TYPE_CHECKING
 
 import torch
 
@@ -21,15 +20,9 @@ from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
 from torchops import _inductor, _on_import  # noqa: E402
 from torchops import ops  # noqa: E402
-from torchops import _fastpath  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402
 from torchops._fastpath import call_path  # noqa: E402,F401
 from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
-
-# The typed functions: their compiled entries where the binding loaded (torchops/_fastpath.py),
-# the functions of ops.py otherwise. Type checkers read the signatures in ops.py.
-if not TYPE_CHECKING:
-    globals().update(_fastpath.FUNCTIONS)
 
 # torch.compile's lowerings, once Inductor loads (importing it here would cost seconds).
 _on_import.call_when_imported("torch._inductor.lowering", _inductor.register, "the Inductor lowerings")

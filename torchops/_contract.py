@@ -1,9 +1,10 @@
 """The facts of the contract (docs/semantics.md) that more than one Python module needs: the
 ops' names as messages say them, their overloads, the dtypes they take and the directions.
 
-ops.py, _fake.py, _inductor.py, _sharding.py and onnx.py take them from here, so that adding
-a dtype or an overload is one edit on the Python side (csrc/ has the C++ side's own home,
-and tests/test_errors.py checks that the two say the same). Imported once the operator
+_twins.py, _fake.py, _inductor.py, _sharding.py and onnx.py take them from here, so that
+adding a dtype or an overload is one edit on the Python side (csrc/ has the C++ side's own:
+csrc/overloads.h and csrc/ops/common.h; tests/test_torch_integration.py checks that the fake
+kernels' messages are the ops'). Imported once the operator
 library is loaded (``torchops/__init__.py``): ``OVERLOADS`` looks the ops up.
 """
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """The compiled entries of the typed API (the C extension ``torchops._binding``).
 
-Each public function of ``torchops.ops`` has a compiled entry of the same signature and
-docstring (binding/python_binding.cpp). The entry calls the operator through the dispatcher
-when every tensor argument is a plain ``torch.Tensor``, no TorchFunctionMode is active and
-the arguments are of the common kinds; every other call goes unchanged to the function in
-``torchops.ops``, its *twin*, which reaches the operator through ``torch.ops`` and owns the
-argument checks and messages. torch.compile traces the twin instead of the entry
-(``torch.compiler.substitute_in_graph``), so compiled graphs hold the same ``torchops::``
-ops as before.
+Each function of ``torchops.ops`` has a compiled entry of the same signature
+(binding/python_binding.cpp), which the function calls from Python. The entry calls the
+operator through the dispatcher when every tensor argument is a plain ``torch.Tensor``, no
+TorchFunctionMode is active and the arguments are of the common kinds; every other call
+goes unchanged to its *twin* in torchops/_twins.py, which reaches the operator through
+``torch.ops`` and owns the argument checks and messages (a call that fails in the entry
+goes to the twin too, which raises the error again, naming the function called).
+torch.compile traces the twin instead of the entry (``torch.compiler.substitute_in_graph``),
+so compiled graphs hold the same ``torchops::`` ops.
 
-``FUNCTIONS`` maps each public name to what ``torchops`` exports: the entry, or the twin
+``FUNCTIONS`` maps each function's name to what it calls from Python: the entry, or the twin
 when the binding is missing or failed to load. ``TORCHOPS_CALL_PATH=torch.ops`` sends every
 call of the entries to their twins (to rule the binding out when chasing a bug).
 """
@@ -20,10 +21,8 @@ import os
 import warnings
 from collections.abc import Callable, Iterator
 
-from torchops import _on_import, ops
-
-# Every typed function of ops.py (the binding checks that it has an entry for each, and no other).
-_TWINS: dict[str, Callable] = {name: getattr(ops, name) for name in ops.__all__ if name != "cpu_capability"}
+from torchops import _on_import
+from torchops._twins import TWINS as _TWINS  # the binding checks that it has an entry for each, and no other
 
 _CALL_PATHS = ("binding", "torch.ops")
 _requested = os.environ.get("TORCHOPS_CALL_PATH", "binding")

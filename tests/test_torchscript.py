@@ -1,0 +1,238 @@
+"""TorchScript: models that call the typed API (torchops.bitshift, bitwise_{left,right}_shift,
+their in-place forms, signbit) or torch.ops.torchops.* compile with torch.jit.script, give
+eager's answers, save, and load and run in a fresh process that has only the operator
+library (no torchops Python package). tests/test_deploy.py loads the scripted ShiftModel
+of examples/ in C++ programs."""
+
+import subprocess
+import sys
+from typing import Optional
+
+import pytest
+import torch
+from torch import Tensor
+
+import torchops
+
+import model
+from conftest import (
+    as_bits, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor, special_float_patterns,
+)
+
+# PyTorch 2.13 marks torch.jit.script and torch.jit.save deprecated; they work, and are tested.
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.*` is deprecated:DeprecationWarning")
+
+
+class TypedApi(torch.nn.Module):
+    """Every function of the typed API, in every form: tensor and int counts, an int x,
+    arguments by position and by keyword, out= (by position too), in place (with out=x)."""
+
+    def forward(self, x: Tensor, y: Tensor, f: Tensor, out: Optional[Tensor] = None):
+        out_left = torch.empty_like(x)
+        out_right = torch.full_like(x, 7)
+        out_sign = torch.empty(x.shape, dtype=torch.bool)
+        in_place = x.clone()
+        torchops.bitwise_left_shift_(in_place, y)
+        in_place_int = x.clone()
+        returned = torchops.bitwise_right_shift_(in_place_int, 2, False, in_place_int, "paddle's name")
+        results = [
+            torchops.bitshift(x, y, "LEFT"),
+            torchops.bitshift(x, 3, "right", False),
+            torchops.bitshift(x, -1, "RIGHT"),
+            torchops.bitshift(-100, y, "RIGHT", arithmetic=True),
+            torchops.bitshift(x, y, "LEFT", True, out_left),
+            torchops.bitwise_left_shift(x, y),
+            torchops.bitwise_left_shift(x, 70, name="ignored"),
+            torchops.bitwise_right_shift(x, y, is_arithmetic=False),
+            torchops.bitwise_right_shift(x, 1, True, out=out_right),
+            in_place,
+            in_place_int,
+            returned,
+            torchops.signbit(f),
+            torchops.signbit(x, out_sign),
+        ]
+        if out is not None:
+            results.append(torchops.bitwise_left_shift(x, 1, True, out))
+        return results
+
+
+@pytest.fixture(scope="module")
+def scripted_typed_api():
+    # Compiled once for the tests that use it (compiling takes about a second).
+    return torch.jit.script(TypedApi())
+
+
+def _inputs():
+    x = make_tensor([-128, -100, -1, 0, 1, 64, 127, 5], torch.int8)
+    y = make_tensor([1, 0, 9, -1, 7, 2, 8, 3], torch.int8)
+    f = torch.tensor([-0.0, 0.0, -1.5, float("inf"), float("-inf"), float("nan"), -float("nan"), 1e-40])
+    return x, y, f
+
+
+def _expected(x, y, f):
+    """What TypedApi returns, from the independent model (int8 operands, int8 results)."""
+    xs, ys = x.tolist(), y.tolist()
+    shift = lambda x_values, counts, direction, arithmetic=True: model.shift_model(  # noqa: E731
+        x_values, counts, torch.int8, direction, arithmetic)
+    in_place = shift(xs, ys, "LEFT")
+    sign_bits = [bool(bits < 0) for bits in as_bits(f).tolist()]
+    return [
+        shift(xs, ys, "LEFT"), shift(xs, 3, "RIGHT", False), shift(xs, -1, "RIGHT"), shift(-100, ys, "RIGHT"),
+        shift(xs, ys, "LEFT"), shift(xs, ys, "LEFT"), shift(xs, 70, "LEFT"), shift(xs, ys, "RIGHT", False),
+        shift(xs, 1, "RIGHT"), in_place, shift(xs, 2, "RIGHT", False), shift(xs, 2, "RIGHT", False),
+        sign_bits, [v < 0 for v in xs],
+    ]
+
+
+def test_typed_api_scripted_gives_the_models_answers_and_eagers(scripted_typed_api):
+    x, y, f = _inputs()
+    scripted = scripted_typed_api(x, y, f)
+    assert [r.tolist() for r in scripted] == _expected(x, y, f)
+    assert_same_tensors(scripted, TypedApi()(x, y, f))
+    out = torch.empty(0, dtype=torch.int8)
+    assert scripted_typed_api(x, y, f, out)[-1] is out  # an out= the model gives comes back itself
+    assert out.tolist() == model.shift_model(x.tolist(), 1, torch.int8, "LEFT")
+
+
+def test_typed_api_scripted_calls_only_the_torchops_operators(scripted_typed_api):
+    # No call back into Python: the saved model runs without the torchops package.
+    def kinds(block):
+        for node in block.nodes():
+            yield node.kind()
+            for inner in node.blocks():
+                yield from kinds(inner)
+
+    seen = set(kinds(scripted_typed_api.inlined_graph))
+    assert "prim::PythonOp" not in seen and "prim::CallFunction" not in seen, seen
+    # The types of x and y are settled while compiling (one body per signature): no check per call.
+    assert "prim::isinstance" not in seen, seen
+    called = {kind for kind in seen if kind.startswith("torchops::")}
+    assert called == {"torchops::bitshift", "torchops::bitshift_", "torchops::signbit"}, called
+
+
+def _run_in_fresh_process(module_path, inputs_path, outputs_path):
+    """Loads the saved module and runs it with only the operator library loaded."""
+    script = (
+        "import sys, torch\n"
+        "torch.ops.load_library(sys.argv[1])\n"
+        "assert 'torchops' not in sys.modules\n"
+        "module = torch.jit.load(sys.argv[2])\n"
+        "torch.save(module(*torch.load(sys.argv[3])), sys.argv[4])\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script, torchops.library_path(), str(module_path), str(inputs_path), str(outputs_path)],
+        capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    return torch.load(str(outputs_path))
+
+
+def test_typed_api_scripted_saves_and_loads_in_a_fresh_process(scripted_typed_api, tmp_path):
+    x, y, f = _inputs()
+    torch.jit.save(scripted_typed_api, str(tmp_path / "typed_api.pt"))
+    torch.save((x, y, f), str(tmp_path / "inputs.pt"))
+    loaded = _run_in_fresh_process(tmp_path / "typed_api.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt")
+    assert [r.tolist() for r in loaded] == _expected(x, y, f)
+
+
+def _shifts(x: Tensor, y: Tensor):
+    return (torchops.bitwise_left_shift(x, y), torchops.bitwise_right_shift(x, y),
+            torchops.bitwise_right_shift(x, y, False))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8], ids=str)
+def test_typed_api_scripted_on_every_8bit_pair(dtype):
+    scripted = torch.jit.script(_shifts)
+    xs, counts = every_8bit_pair(dtype)
+    results = scripted(make_tensor(xs, dtype), make_tensor(counts, dtype))
+    for result, (direction, arithmetic) in zip(results, [("LEFT", True), ("RIGHT", True), ("RIGHT", False)]):
+        assert result.tolist() == model.shift_model(xs, counts, dtype, direction, arithmetic), (direction, arithmetic)
+
+
+def _signbits(x: Tensor):
+    return torchops.signbit(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+def test_typed_api_scripted_signbit_reads_the_sign_bit(dtype):
+    patterns = special_float_patterns(dtype)
+    x = floats_from_bits([bits for _, bits, _ in patterns], dtype)
+    assert torch.jit.script(_signbits)(x).tolist() == [sign for _, _, sign in patterns]
+
+
+# --------------------------------------------------------------------------
+# Errors under TorchScript: the typed API's own checks name the function called; an op's
+# error names the op (TorchScript has no try/except in which to say it again).
+def _int_x_left(x: int, y: Tensor):
+    return torchops.bitwise_left_shift(x, y)
+
+
+def _two_ints(x: int, y: int):
+    return torchops.bitshift(x, y, "LEFT")
+
+
+def test_typed_api_scripted_refuses_two_ints_while_compiling():
+    # No signature takes two ints (TorchScript checks the types while compiling).
+    with pytest.raises(RuntimeError, match=r"(?s)bitshift.*Expected a value of type 'Tensor' for argument 'x'"):
+        torch.jit.script(_two_ints)
+
+
+def _in_place_into_another(x: Tensor, other: Tensor):
+    return torchops.bitwise_right_shift_(x, 1, True, other)
+
+
+def _float_count(x: Tensor, y: Tensor):
+    return torchops.bitwise_right_shift(x, y)
+
+
+@pytest.mark.parametrize("call, args, message", [
+    (_int_x_left, (300, torch.tensor([1], dtype=torch.int8)), r"torchops\.bitwise_left_shift: x = 300 does not fit"),
+    (_int_x_left, (-1, torch.tensor([1], dtype=torch.uint8)), r"torchops\.bitwise_left_shift: x = -1 does not fit"),
+    (_int_x_left, (256, torch.tensor([1], dtype=torch.uint8)), r"torchops\.bitwise_left_shift: x = 256 does not fit"),
+    (_in_place_into_another, (torch.ones(2, dtype=torch.int8), torch.ones(2, dtype=torch.int8)),
+     r"torchops\.bitwise_right_shift_: out must be None or x itself"),
+    (_float_count, (torch.ones(2, dtype=torch.int8), torch.ones(2)), r"torchops\.bitshift: y must be an integer tensor"),
+], ids=["300 int8", "-1 uint8", "256 uint8", "in place into another", "float count"])
+def test_typed_api_scripted_errors(call, args, message):
+    tensors = [a.clone() for a in args if isinstance(a, Tensor)]
+    with pytest.raises((torch.jit.Error, RuntimeError), match=message):
+        torch.jit.script(call)(*args)
+    assert all(torch.equal(a, b) for a, b in zip([a for a in args if isinstance(a, Tensor)], tensors))
+
+
+@pytest.mark.parametrize("x, dtype", [(-128, torch.int8), (127, torch.int8), (255, torch.uint8), (0, torch.uint8),
+                                      (-2**63, torch.int64), (2**31 - 1, torch.int32)], ids=str)
+def test_typed_api_scripted_int_x_at_the_edges_of_y_dtype(x, dtype):
+    y = torch.zeros(1, dtype=dtype)
+    assert torch.jit.script(_int_x_left)(x, y).tolist() == [x]
+
+
+# --------------------------------------------------------------------------
+# torch.ops.torchops.* under TorchScript
+class ScriptedOps(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, f: torch.Tensor):
+        return (
+            torch.ops.torchops.bitshift(x, y, "LEFT", True),
+            torch.ops.torchops.bitshift(x, y, "RIGHT", False),
+            torch.ops.torchops.bitshift(x, 257, "right", True),
+            torch.ops.torchops.signbit(f),
+            torch.ops.torchops.signbit(x),
+        )
+
+
+def test_torch_ops_scripted_saves_and_loads_in_a_fresh_process(tmp_path):
+    scripted = torch.jit.script(ScriptedOps())
+    x = make_tensor([-128, -3, 0, 5, 127, 64], torch.int8).reshape(2, 3).t()
+    y = make_tensor([1, 9, -1, 0, 7, 3], torch.int8).reshape(3, 2)
+    f = torch.tensor([-0.0, 0.0, -1.5, float("inf"), float("-inf"), float("nan")])
+    eager = ScriptedOps()(x, y, f)
+    assert_same_tensors(scripted(x, y, f), eager)
+    xs, ys = x.tolist(), y.tolist()
+    assert eager[0].tolist() == model.shift_model(xs, ys, torch.int8, "LEFT")
+    assert eager[1].tolist() == model.shift_model(xs, ys, torch.int8, "RIGHT", False)
+    assert eager[2].tolist() == model.shift_model(xs, 257, torch.int8, "RIGHT")
+    assert eager[3].tolist() == [True, False, True, False, True, False]
+
+    torch.jit.save(scripted, str(tmp_path / "ops.pt"))
+    torch.save((x, y, f), str(tmp_path / "inputs.pt"))
+    assert_same_tensors(_run_in_fresh_process(tmp_path / "ops.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt"),
+                        eager)

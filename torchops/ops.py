@@ -1,0 +1,332 @@
+"""The typed Python API of the torchops operators: what ``torchops`` exports.
+
+Each function has two bodies. Called from Python, it calls its compiled entry
+(torchops/_fastpath.py), which calls the operator through the dispatcher and hands every
+call it does not take to the function's twin (torchops/_twins.py, through ``torch.ops``,
+where the argument checks and messages live). Compiled by ``torch.jit.script``, once for
+each of its signatures (the ``@overload`` stubs), it is the ``torch.ops.torchops`` calls
+below, so that a scripted model calling the typed API saves and runs wherever the operator
+library is loaded, C++ programs included. The rules of the operators: docs/semantics.md.
+"""
+from typing import Optional, Union, overload
+
+import torch
+from torch import Tensor
+
+from torchops import _fastpath
+
+__all__ = [
+    "bitshift",
+    "cpu_capability",
+    "bitwise_left_shift",
+    "bitwise_left_shift_",
+    "bitwise_right_shift",
+    "bitwise_right_shift_",
+    "signbit",
+]
+
+# TorchScript compiles only the branch `not is_scripting()` skips; torch.compile reads it as False.
+_is_scripting = torch.jit.is_scripting
+
+# The entries Python calls go to, one global each (the cheapest lookup).
+_bitshift_entry = _fastpath.FUNCTIONS["bitshift"]
+_bitwise_left_shift_entry = _fastpath.FUNCTIONS["bitwise_left_shift"]
+_bitwise_right_shift_entry = _fastpath.FUNCTIONS["bitwise_right_shift"]
+_bitwise_left_shift__entry = _fastpath.FUNCTIONS["bitwise_left_shift_"]
+_bitwise_right_shift__entry = _fastpath.FUNCTIONS["bitwise_right_shift_"]
+_signbit_entry = _fastpath.FUNCTIONS["signbit"]
+
+
+# Each function's signatures, for type checkers (typing.overload) and for TorchScript
+# (torch.jit._overload, PyTorch's private registry, which torch.nn.functional uses too).
+# TorchScript compiles a function's body once per signature, with the types of x and y
+# known, so the body's isinstance checks are settled while compiling and a scripted call
+# costs what a call of torch.ops.torchops.* does (an argument typed Union[Tensor, int] is
+# checked at every call instead: 0.4-1 us). A torch without the registry imports torchops
+# all the same; only torch.jit.script of the typed API fails there.
+_script_overload = getattr(torch.jit, "_overload", lambda function: function)
+
+
+# --------------------------------------------------------------------------------------
+# The TorchScript bodies, compiled for the types of each call. TorchScript checks the
+# argument types against the signatures, and an op's error names the op (TorchScript has
+# no try/except in which to say it again).
+def _scripted_int_x(called: str, x: int, y: Tensor) -> Tensor:
+    """The int x as a 0-d tensor of y's dtype, which it must fit (as in Python)."""
+    x_tensor = torch.tensor(x, dtype=y.dtype, device=y.device)
+    if int(x_tensor.to(torch.int64)) != x or (x < 0 and not y.is_signed()):
+        raise ValueError(f"{called}: x = {x} does not fit y's dtype; pass x as a tensor of a wider dtype")
+    return x_tensor
+
+
+@overload
+@_script_overload
+def _scripted_shift(called: str, x: Tensor, y: Tensor, direction: str, arithmetic: bool,
+                    out: Optional[Tensor]) -> Tensor: ...
+
+
+@overload
+@_script_overload
+def _scripted_shift(called: str, x: Tensor, y: int, direction: str, arithmetic: bool,
+                    out: Optional[Tensor]) -> Tensor: ...
+
+
+@overload
+@_script_overload
+def _scripted_shift(called: str, x: int, y: Tensor, direction: str, arithmetic: bool,
+                    out: Optional[Tensor]) -> Tensor: ...
+
+
+def _scripted_shift(called, x, y, direction, arithmetic, out):
+    if isinstance(x, Tensor):
+        x_tensor = x
+    else:
+        x_tensor = _scripted_int_x(called, x, y)
+    if out is None:
+        return torch.ops.torchops.bitshift(x_tensor, y, direction, arithmetic)
+    torch.ops.torchops.bitshift(x_tensor, y, direction, arithmetic, out=out)
+    return out
+
+
+@overload
+@_script_overload
+def _scripted_shift_(called: str, x: Tensor, y: Tensor, direction: str, arithmetic: bool,
+                     out: Optional[Tensor]) -> Tensor: ...
+
+
+@overload
+@_script_overload
+def _scripted_shift_(called: str, x: Tensor, y: int, direction: str, arithmetic: bool,
+                     out: Optional[Tensor]) -> Tensor: ...
+
+
+def _scripted_shift_(called, x, y, direction, arithmetic, out):
+    if out is not None and out is not x:
+        raise ValueError(f"{called}: out must be None or x itself (the in-place form writes into x)")
+    torch.ops.torchops.bitshift_(x, y, direction, arithmetic)
+    return x
+
+
+# --------------------------------------------------------------------------------------
+# The typed API
+@overload
+@_script_overload
+def bitshift(x: Tensor, y: Tensor, direction: str, arithmetic: bool = True, out: Optional[Tensor] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitshift(x: Tensor, y: int, direction: str, arithmetic: bool = True, out: Optional[Tensor] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitshift(x: int, y: Tensor, direction: str, arithmetic: bool = True, out: Optional[Tensor] = None) -> Tensor:
+    ...
+
+
+def bitshift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    direction: str,
+    arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+) -> Tensor:
+    """ONNX BitShift (opset 28): shifts the bits of ``x`` by ``y``, element by element.
+
+    Args:
+        x: integer tensor (int8/16/32/64, uint8/16/32/64), or an int (Python's or NumPy's)
+            when ``y`` is a tensor: it becomes a 0-d tensor of ``y``'s dtype.
+        y: the counts: an integer tensor, broadcast with ``x``, or an int (Python's or
+            NumPy's), taken by value.
+        direction: ``"LEFT"`` or ``"RIGHT"`` (``"left"``/``"right"`` accepted).
+        arithmetic: for ``"RIGHT"`` on signed dtypes, sign-fill (True) or zero-fill (False).
+        out: optional output of the result dtype; resized like PyTorch's builtins.
+
+    With n the bit width of the result dtype: a left shift drops the bits past the top; a
+    right shift fills with the sign bit (arithmetic, signed dtypes) or with zeros. A count
+    that is negative or >= n gives 0, or -1 for an arithmetic right shift of a negative value.
+
+    The result dtype is ``torch.result_type(x, y)`` and both operands are converted to it,
+    so a count tensor can widen ``x``: int8 ``x`` with an int64 count tensor gives int64,
+    and a logical right shift of int8 -1 by ``torch.tensor([1])`` is 2**63 - 1, not 127
+    (give ``y`` in ``x``'s dtype, or as an int). A 0-d count tensor keeps ``x``'s dtype but
+    is converted to it first: int8 ``x`` by ``torch.tensor(257)`` shifts by 1, by the int
+    257 gives 0. uint16/32/64 combine only with themselves (no common dtype otherwise).
+    Not differentiable; ``torch.jit.script`` compiles it. The whole contract:
+    docs/semantics.md in the torchops repository.
+    """
+    if not _is_scripting():
+        return _bitshift_entry(x, y, direction, arithmetic, out)
+    return _scripted_shift("torchops.bitshift", x, y, direction, arithmetic, out)
+
+
+@overload
+@_script_overload
+def bitwise_left_shift(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                       name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_left_shift(x: Tensor, y: int, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                       name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_left_shift(x: int, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                       name: Optional[str] = None) -> Tensor:
+    ...
+
+
+def bitwise_left_shift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """Paddle's ``bitwise_left_shift``: ``x << y``; bits past the top are dropped, and a
+    count that is negative or >= the bit width gives 0.
+
+    ``is_arithmetic`` is accepted for Paddle's signature: a left shift is the same either
+    way. ``name`` is accepted for Paddle's signature and ignored. Arguments, promotion and
+    ``out`` as in :func:`bitshift`.
+    """
+    if not _is_scripting():
+        return _bitwise_left_shift_entry(x, y, is_arithmetic, out, name)
+    return _scripted_shift("torchops.bitwise_left_shift", x, y, "LEFT", is_arithmetic, out)
+
+
+@overload
+@_script_overload
+def bitwise_right_shift(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                        name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_right_shift(x: Tensor, y: int, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                        name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_right_shift(x: int, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                        name: Optional[str] = None) -> Tensor:
+    ...
+
+
+def bitwise_right_shift(
+    x: Union[Tensor, int],
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """Paddle's ``bitwise_right_shift``: ``x >> y``, sign-filling (``is_arithmetic=True``)
+    or zero-filling (``is_arithmetic=False``, a logical shift, also for signed dtypes).
+
+    A count that is negative or >= the bit width gives the fill alone: -1 for a negative
+    ``x`` shifted arithmetically, 0 otherwise. ``name`` is accepted for Paddle's signature
+    and ignored. Arguments, promotion and ``out`` as in :func:`bitshift`.
+    """
+    if not _is_scripting():
+        return _bitwise_right_shift_entry(x, y, is_arithmetic, out, name)
+    return _scripted_shift("torchops.bitwise_right_shift", x, y, "RIGHT", is_arithmetic, out)
+
+
+@overload
+@_script_overload
+def bitwise_left_shift_(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                        name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_left_shift_(x: Tensor, y: int, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                        name: Optional[str] = None) -> Tensor:
+    ...
+
+
+def bitwise_left_shift_(
+    x: Tensor,
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """In-place :func:`bitwise_left_shift`; returns ``x``.
+
+    The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
+    is ignored.
+    """
+    if not _is_scripting():
+        return _bitwise_left_shift__entry(x, y, is_arithmetic, out, name)
+    return _scripted_shift_("torchops.bitwise_left_shift_", x, y, "LEFT", is_arithmetic, out)
+
+
+@overload
+@_script_overload
+def bitwise_right_shift_(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                         name: Optional[str] = None) -> Tensor:
+    ...
+
+
+@overload
+@_script_overload
+def bitwise_right_shift_(x: Tensor, y: int, is_arithmetic: bool = True, out: Optional[Tensor] = None,
+                         name: Optional[str] = None) -> Tensor:
+    ...
+
+
+def bitwise_right_shift_(
+    x: Tensor,
+    y: Union[Tensor, int],
+    is_arithmetic: bool = True,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
+    """In-place :func:`bitwise_right_shift`; returns ``x``.
+
+    The result must keep ``x``'s dtype and shape; otherwise an error, and ``x`` is unchanged.
+    ``out`` and ``name`` are Paddle's: ``out`` may only be None or ``x`` itself, ``name``
+    is ignored.
+    """
+    if not _is_scripting():
+        return _bitwise_right_shift__entry(x, y, is_arithmetic, out, name)
+    return _scripted_shift_("torchops.bitwise_right_shift_", x, y, "RIGHT", is_arithmetic, out)
+
+
+def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
+    """True where the sign bit of ``x`` is set, as a bool tensor.
+
+    float16/bfloat16/float32/float64 read the IEEE sign bit (-0.0, -inf and a NaN with
+    the sign bit set give True); signed integers give ``x < 0``; unsigned integers and
+    bool give False. Complex is refused. Not differentiable: the result never requires
+    grad. ``torch.jit.script`` compiles it.
+    """
+    if not _is_scripting():
+        return _signbit_entry(x, out)
+    if out is None:
+        return torch.ops.torchops.signbit(x)
+    torch.ops.torchops.signbit(x, out=out)
+    return out
+
+
+def cpu_capability() -> str:
+    """The kernel level in use: ``"default"`` (portable C++), ``"avx2"`` or ``"avx512"``.
+
+    Chosen at load from what the CPU supports; ``TORCHOPS_CPU_CAPABILITY=default|avx2|avx512``
+    forces a level (an unknown name, or a level this CPU cannot run, is an error).
+    """
+    return torch.ops.torchops._cpu_capability()
