@@ -256,29 +256,6 @@ def test_property_python_int_counts(dtype):
     check()
 
 
-# Sizes around SIMD vector widths (in elements, for every dtype and ISA up to
-# 512-bit), starting aligned and one element in.
-LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1025]
-
-
-@operations
-@all_int_dtypes
-def test_lengths_around_vector_widths(dtype, direction, arithmetic, rng, cpu_capability):
-    for length in LENGTHS:
-        for offset in (0, 1):
-            xs = random_values(dtype, length + offset, rng)
-            counts = random_counts(dtype, length + offset, rng)
-            x = make_tensor(xs, dtype)[offset:]
-            y = make_tensor(counts, dtype)[offset:]
-            result = shift("bitshift", x, y, direction, arithmetic)
-            expected = model.shift_model(xs[offset:], counts[offset:], dtype, direction, arithmetic)
-            assert result.tolist() == expected, (length, offset)
-            scalar_count = counts[-1] if counts[-1] >= 0 else 3
-            result = shift("bitshift", x, scalar_count, direction, arithmetic)
-            expected = model.shift_model(xs[offset:], scalar_count, dtype, direction, arithmetic)
-            assert result.tolist() == expected, (length, offset, scalar_count)
-
-
 # --------------------------------------------------------------------------
 # Agreement with torch and NumPy where they define the same answer.
 @pytest.mark.parametrize("dtype", TORCH_SHIFT_DTYPES, ids=dtype_id)

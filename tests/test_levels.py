@@ -11,7 +11,8 @@ import torch
 import model
 import torchops
 from conftest import (
-    FLOAT_DTYPES, INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, interesting_counts, interesting_values, make_tensor,
+    FLOAT_DTYPES, FLOAT_FORMATS, INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, interesting_counts,
+    interesting_values, make_tensor, random_counts, random_values,
 )
 
 WIDTHS = [8, 16, 32, 64]
@@ -28,16 +29,19 @@ def pattern(values, size, salt):
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
-def test_tensor_counts_at_every_size_and_offset(cpu_capability, dtype, direction, arithmetic):
+def test_tensor_counts_at_every_size_and_offset(cpu_capability, dtype, direction, arithmetic, rng):
     values, counts = interesting_values(dtype), interesting_counts(dtype)
     for size, offset in itertools.product(SIZES + [PARALLEL_SIZE], (0, 1)):
-        xs = pattern(values, size + offset, 0)
-        cs = pattern(counts, size + offset, 3)
-        # A view that starts `offset` elements in: unaligned loads for every vector.
-        x = make_tensor(xs, dtype)[offset:]
-        y = make_tensor(cs, dtype)[offset:]
-        got = torchops.bitshift(x, y, direction, arithmetic)
-        assert got.tolist() == model.shift_model(xs[offset:], cs[offset:], dtype, direction, arithmetic), (size, offset)
+        inputs = [(pattern(values, size + offset, 0), pattern(counts, size + offset, 3))]
+        if size != PARALLEL_SIZE:  # random values and counts too, where the model is quick
+            inputs.append((random_values(dtype, size + offset, rng), random_counts(dtype, size + offset, rng)))
+        for xs, cs in inputs:
+            # A view that starts `offset` elements in: unaligned loads for every vector.
+            x = make_tensor(xs, dtype)[offset:]
+            y = make_tensor(cs, dtype)[offset:]
+            got = torchops.bitshift(x, y, direction, arithmetic)
+            want = model.shift_model(xs[offset:], cs[offset:], dtype, direction, arithmetic)
+            assert got.tolist() == want, (size, offset)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
@@ -86,12 +90,18 @@ def bit_patterns(dtype, size):
     return make_tensor(pattern(raw, size, 0), int_dtype).view(dtype)
 
 
+def random_bits(dtype, size, rng):
+    """Floats and ints of random bit patterns (uniform over all of them)."""
+    int_dtype = FLOAT_FORMATS[dtype][2] if dtype in FLOAT_FORMATS else dtype
+    return make_tensor(random_values(int_dtype, size, rng), int_dtype).view(dtype)
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES, ids=dtype_id)
-def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype):
+def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype, rng):
     for size in SIZES + [PARALLEL_SIZE]:
-        x = bit_patterns(dtype, 2 * size + 1)
-        for view in (x[1 : size + 1], x[1::2]):
-            assert torchops.signbit(view).tolist() == model.signbit_model(view).tolist(), size
+        for x in (bit_patterns(dtype, 2 * size + 1), random_bits(dtype, 2 * size + 1, rng)):
+            for view in (x[1 : size + 1], x[1::2]):
+                assert torchops.signbit(view).tolist() == model.signbit_model(view).tolist(), size
 
 
 STREAMING_BYTES = 32 << 20  # csrc/ops/bitshift.cpp: kStreamingMinBytes

@@ -109,23 +109,6 @@ def test_integers_against_model_and_torch(dtype, rng):
     assert torch.equal(result, torch.signbit(x))
 
 
-LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1025]
-
-
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + SIGNED_DTYPES + UNSIGNED_DTYPES, ids=dtype_id)
-def test_lengths_around_vector_widths(dtype, cpu_capability, rng):
-    for length in LENGTHS:
-        for offset in (0, 1):
-            if dtype in FLOAT_FORMATS:
-                width = 1 + FLOAT_FORMATS[dtype][0] + FLOAT_FORMATS[dtype][1]
-                x = floats_from_bits([int(v) for v in rng.integers(0, 1 << width, size=length + offset,
-                                                                  dtype=np.uint64)], dtype)
-            else:
-                x = make_tensor(random_values(dtype, length + offset, rng), dtype)
-            x = x[offset:]
-            np.testing.assert_array_equal(torchops.signbit(x).numpy(), model.signbit_model(x), err_msg=str(length))
-
-
 # --------------------------------------------------------------------------
 # Layouts: values right and the strides of torch.signbit's output.
 def _layouts(dtype):
