@@ -21,12 +21,6 @@ from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIF
 
 _ops = torch.ops.torchops
 
-# The function each twin stands for, as messages name it.
-_LEFT = "torchops.bitwise_left_shift"
-_RIGHT = "torchops.bitwise_right_shift"
-_LEFT_INPLACE = "torchops.bitwise_left_shift_"
-_RIGHT_INPLACE = "torchops.bitwise_right_shift_"
-
 # Any count below 0 or at least 64 is out of range for every dtype (the widest has 64
 # bits), so Python-int counts are clamped to [-1, 64] before they cross into C++: the
 # result is the same, and counts beyond int64 (2**70) still work.
@@ -187,44 +181,32 @@ def bitshift(
     return _shift(BITSHIFT, x, y, direction, arithmetic, out)
 
 
-def bitwise_left_shift(
-    x: Union[Tensor, int],
-    y: Union[Tensor, int],
-    is_arithmetic: bool = True,
-    out: Optional[Tensor] = None,
-    name: Optional[str] = None,
-) -> Tensor:
-    return _shift(_LEFT, x, y, "LEFT", is_arithmetic, out, "is_arithmetic")
+def _paddle_twin(direction: str, in_place: bool):
+    """The twin of Paddle's bitwise_{left,right}_shift (in_place: the form ending in _)."""
+    function_name = f"bitwise_{direction.lower()}_shift" + ("_" if in_place else "")
+    called = f"torchops.{function_name}"
+
+    def twin(
+        x: Union[Tensor, int],
+        y: Union[Tensor, int],
+        is_arithmetic: bool = True,
+        out: Optional[Tensor] = None,
+        name: Optional[str] = None,
+    ) -> Tensor:
+        if in_place:
+            return _shift_(called, x, y, direction, is_arithmetic, out)
+        return _shift(called, x, y, direction, is_arithmetic, out, "is_arithmetic")
+
+    if in_place:  # x must be a tensor
+        twin.__annotations__["x"] = "Tensor"
+    twin.__name__ = twin.__qualname__ = function_name
+    return twin
 
 
-def bitwise_right_shift(
-    x: Union[Tensor, int],
-    y: Union[Tensor, int],
-    is_arithmetic: bool = True,
-    out: Optional[Tensor] = None,
-    name: Optional[str] = None,
-) -> Tensor:
-    return _shift(_RIGHT, x, y, "RIGHT", is_arithmetic, out, "is_arithmetic")
-
-
-def bitwise_left_shift_(
-    x: Tensor,
-    y: Union[Tensor, int],
-    is_arithmetic: bool = True,
-    out: Optional[Tensor] = None,
-    name: Optional[str] = None,
-) -> Tensor:
-    return _shift_(_LEFT_INPLACE, x, y, "LEFT", is_arithmetic, out)
-
-
-def bitwise_right_shift_(
-    x: Tensor,
-    y: Union[Tensor, int],
-    is_arithmetic: bool = True,
-    out: Optional[Tensor] = None,
-    name: Optional[str] = None,
-) -> Tensor:
-    return _shift_(_RIGHT_INPLACE, x, y, "RIGHT", is_arithmetic, out)
+bitwise_left_shift = _paddle_twin("LEFT", in_place=False)
+bitwise_right_shift = _paddle_twin("RIGHT", in_place=False)
+bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
+bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
 
 
 def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
