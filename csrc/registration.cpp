@@ -1,9 +1,14 @@
-// The torchops library: the schemas of csrc/overloads.h's list. Kernels register
-// themselves beside their code: csrc/ops/ (CPU) and csrc/ops/autograd.cpp.
+// The torchops library, registered from csrc/overloads.h's list: every overload's schema,
+// its CPU kernel (csrc/ops/cpu.h) for the CPU and QuantizedCPU keys, and the Autograd
+// fallthrough. The writing overloads' version counting (ADInplaceOrView): csrc/ops/autograd.cpp.
 #include <torch/library.h>
 
 #include "dispatch/capability.h"
+#include "ops/cpu.h"
 #include "overloads.h"
+
+// "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
+#define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)
 
 TORCH_LIBRARY(torchops, m) {
   // Where the fake (meta) kernels are: PyTorch names it when they are missing (the library
@@ -19,4 +24,30 @@ TORCH_LIBRARY(torchops, m) {
   m.def("_supported_cpu_capabilities() -> str[]", &torchops::supported_cpu_capabilities);
   m.def("_set_cpu_capability(str capability) -> ()",
         [](c10::string_view capability) { torchops::set_cpu_capability(std::string(capability)); });
+}
+
+#define TORCHOPS_IMPL_CPU(function, Signature, name, overload, schema) \
+  m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), TORCH_FN(torchops::cpu::function));
+
+TORCH_LIBRARY_IMPL(torchops, CPU, m) {
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_IMPL_CPU)
+}
+
+// Quantized tensors are refused by the same checks (a TypeError naming the dtype), rather
+// than by the dispatcher's NotImplementedError for a missing QuantizedCPU kernel.
+TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_IMPL_CPU)
+}
+#undef TORCHOPS_IMPL_CPU
+
+// Autograd: a fallthrough for every overload. Without a kernel at that key, PyTorch's
+// autograd fallback would run (boxed: every argument copied onto a stack and back) and
+// attach a grad_fn that warns or errors at backward time; with the fallthrough the
+// dispatcher skips the key, so a call costs nothing there and no output ever has a grad_fn
+// (the outputs are integer or bool tensors, which cannot require grad anyway).
+TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
+#define TORCHOPS_FALLTHROUGH(function, Signature, name, overload, schema) \
+  m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), torch::CppFunction::makeFallthrough());
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_FALLTHROUGH)
+#undef TORCHOPS_FALLTHROUGH
 }

@@ -1,10 +1,5 @@
-// The ops are not differentiable, and this file says so to autograd at no cost per call.
-//
-// Autograd: a fallthrough for every overload. Without a kernel at that key, PyTorch's
-// autograd fallback would run (boxed: every argument copied onto a stack and back) and
-// attach a grad_fn that warns or errors at backward time; with the fallthrough the
-// dispatcher skips the key, so a call costs nothing here and no output ever has a grad_fn
-// (the outputs are integer or bool tensors, which cannot require grad anyway).
+// The ops are not differentiable (csrc/registration.cpp gives every overload an Autograd
+// fallthrough), but writes count, as autograd expects of them.
 //
 // ADInplaceOrView: like PyTorch's generated kernels for in-place and out= ops, the
 // overloads that write a tensor bump its version counter after the write, so that
@@ -39,13 +34,6 @@ struct CountsVersion<void(Args...), Handle, Written> {
 };
 
 }  // namespace
-
-TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
-#define TORCHOPS_FALLTHROUGH(function, Signature, name, overload, schema) \
-  m.impl(*overload ? name "." overload : name, torch::CppFunction::makeFallthrough());
-  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_FALLTHROUGH)
-#undef TORCHOPS_FALLTHROUGH
-}
 
 TORCH_LIBRARY_IMPL(torchops, ADInplaceOrView, m) {
   m.impl("bitshift_", TORCH_FN((CountsVersion<op::BitshiftInplace, &op::bitshift_inplace, 0>::kernel)));

@@ -5,12 +5,12 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorIterator.h>
-#include <torch/library.h>
 
 #include <limits>
 
 #include "dispatch/capability.h"
 #include "ops/common.h"
+#include "ops/cpu.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -221,7 +221,12 @@ at::TensorIterator scalar_count_iter(const char* op_name, const at::Tensor& out,
   });
 }
 
-at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
+}  // namespace
+
+// The CPU kernels (csrc/ops/cpu.h).
+namespace cpu {
+
+at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   if (direct(x, &y, nullptr, dtype)) {
@@ -236,8 +241,8 @@ at::Tensor bitshift_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_vi
   return iter.output();
 }
 
-void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
-                      const at::Tensor& out) {
+void bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
+                  const at::Tensor& out) {
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   check_out_dtype(kOp, out, dtype);
@@ -251,7 +256,7 @@ void bitshift_out_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view
   run_rows_tensor_count(iter, op);
 }
 
-void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
+void bitshift_inplace(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, dtype);
   TORCH_CHECK(dtype == x.scalar_type(), kInplaceOp, ": the result dtype ", dtype_name(dtype), " (promoted from x ",
@@ -269,7 +274,7 @@ void bitshift_inplace_cpu(const at::Tensor& x, const at::Tensor& y, c10::string_
   run_rows_tensor_count(iter, op);
 }
 
-at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
+at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
   check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
@@ -284,8 +289,8 @@ at::Tensor bitshift_scalar_cpu(const at::Tensor& x, const at::Scalar& y, c10::st
   return iter.output();
 }
 
-void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic,
-                             const at::Tensor& out) {
+void bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic,
+                         const at::Tensor& out) {
   check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
@@ -299,8 +304,7 @@ void bitshift_scalar_out_cpu(const at::Tensor& x, const at::Scalar& y, c10::stri
   run_rows_scalar_count(iter, op, count);
 }
 
-void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
-                                 bool arithmetic) {
+void bitshift_scalar_inplace(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
   check_shift_tensor(kInplaceOp, "x", x);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kInplaceOp, y);
@@ -313,25 +317,6 @@ void bitshift_scalar_inplace_cpu(const at::Tensor& x, const at::Scalar& y, c10::
   run_rows_scalar_count(iter, op, count);
 }
 
-void register_bitshift_kernels(torch::Library& m) {
-  m.impl("bitshift", &bitshift_cpu);
-  m.impl("bitshift.Scalar", &bitshift_scalar_cpu);
-  m.impl("bitshift.out", &bitshift_out_cpu);
-  m.impl("bitshift.Scalar_out", &bitshift_scalar_out_cpu);
-  m.impl("bitshift_", &bitshift_inplace_cpu);
-  m.impl("bitshift_.Scalar", &bitshift_scalar_inplace_cpu);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(torchops, CPU, m) {
-  register_bitshift_kernels(m);
-}
-
-// Quantized tensors are refused by the same checks (a TypeError naming the dtype), rather
-// than by the dispatcher's NotImplementedError for a missing QuantizedCPU kernel.
-TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
-  register_bitshift_kernels(m);
-}
+}  // namespace cpu
 
 }  // namespace torchops

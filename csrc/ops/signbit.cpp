@@ -3,10 +3,10 @@
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>
-#include <torch/library.h>
 
 #include "dispatch/capability.h"
 #include "ops/common.h"
+#include "ops/cpu.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -82,7 +82,12 @@ void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
   write_signbits(x.scalar_type(), x.element_size(), x.const_data_ptr(), out.data_ptr<bool>(), x.numel());
 }
 
-at::Tensor signbit_cpu(const at::Tensor& x) {
+}  // namespace
+
+// The CPU kernels (csrc/ops/cpu.h).
+namespace cpu {
+
+at::Tensor signbit(const at::Tensor& x) {
   check_signbit_input(x);
   if (direct(x)) {
     at::Tensor out = at::detail::empty_cpu(x.sizes(), at::kBool);
@@ -95,7 +100,7 @@ at::Tensor signbit_cpu(const at::Tensor& x) {
   return iter.output();
 }
 
-void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
+void signbit_out(const at::Tensor& x, const at::Tensor& out) {
   check_signbit_input(x);
   check_defined(kOp, "out", out);
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
@@ -109,20 +114,6 @@ void signbit_out_cpu(const at::Tensor& x, const at::Tensor& out) {
   signbit_loop(iter);
 }
 
-void register_signbit_kernels(torch::Library& m) {
-  m.impl("signbit", &signbit_cpu);
-  m.impl("signbit.out", &signbit_out_cpu);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(torchops, CPU, m) {
-  register_signbit_kernels(m);
-}
-
-// Quantized tensors are refused by the same check (see csrc/ops/bitshift.cpp).
-TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
-  register_signbit_kernels(m);
-}
+}  // namespace cpu
 
 }  // namespace torchops
