@@ -6,7 +6,8 @@ docs/performance.md's "per-call cost" section.
 A 1-element int32 left shift (and a 1-element float32 signbit), 1 thread, reached every
 way a user can: the typed API (torchops.*, the compiled binding), the same functions forced
 onto their torch.ops twin, torch.ops.torchops.* directly, TorchScript, and the C++ API,
-each beside PyTorch's builtin reached the same way. The C++ rows come from a small timing
+each beside PyTorch's builtin reached the same way, and the compiled entry that the typed
+API's Python function calls, alone. The C++ rows come from a small timing
 module compiled at run time (torch.utils.cpp_extension.load_inline, about a minute the first
 time, cached after) that calls in a C++ loop, so they hold no Python at all; it also times
 the CPU kernel called directly (the dispatcher skipped) and the allocation of a 1-element
@@ -122,6 +123,18 @@ def torchops_loop(x: torch.Tensor, out: torch.Tensor, calls: int):
         torch.ops.torchops.bitshift(x, x, "LEFT", True, out=out)  # TorchScript picks .out
 
 
+def typed_api_loop(x: torch.Tensor, out: torch.Tensor, calls: int):
+    for _ in range(calls):
+        torchops.bitwise_left_shift(x, x, out=out)
+
+
+SCRIPT_LOOPS = {"TorchScript: builtin": builtin_loop, "TorchScript: torch.ops.torchops": torchops_loop}
+try:
+    SCRIPT_LOOPS["TorchScript: typed API"] = torch.jit.script(typed_api_loop)
+except Exception:  # a build whose typed API TorchScript cannot compile: the row is skipped
+    pass
+
+
 def python_rows(x, out, f, bool_out):
     """name -> a no-argument call."""
     shift_out = torch.ops.torchops.bitshift.out
@@ -142,6 +155,9 @@ def python_rows(x, out, f, bool_out):
     }
     fastpath = getattr(torchops, "_fastpath", None)
     if fastpath is not None and torchops.call_path() == "binding":
+        entry = fastpath.FUNCTIONS["bitwise_left_shift"]
+        if entry is not torchops.bitwise_left_shift:  # the function is Python, the entry compiled
+            rows["the compiled entry alone (what the typed API calls)"] = lambda: entry(x, x)
         def on_twin(call):
             def run():
                 with fastpath.torch_ops_only():
@@ -171,18 +187,17 @@ def measure(rounds: int):
     rows["the same shift bound with pybind11 (a lower bound: no checks, no keywords)"] = (
         lambda: cpp.pybind11_left_shift(x, x))
     script_calls = 20000
-    samples = {name: [] for name in [*rows, *(f"C++ {r}" for r in CPP_ROWS), "TorchScript: builtin",
-                                       "TorchScript: torch.ops.torchops"]}
+    samples = {name: [] for name in [*rows, *(f"C++ {r}" for r in CPP_ROWS), *SCRIPT_LOOPS]}
     for call in rows.values():
         per_call_ns(call, 200)
-    for loop in (builtin_loop, torchops_loop):
+    for loop in SCRIPT_LOOPS.values():
         loop(x, out, 100)
     for _ in range(rounds):
         for name, call in rows.items():
             samples[name].append(per_call_ns(call, 2000))
         for what in CPP_ROWS:
             samples[f"C++ {what}"].append(cpp.time_cpp(what, x, out, f, 20000))
-        for name, loop in (("TorchScript: builtin", builtin_loop), ("TorchScript: torch.ops.torchops", torchops_loop)):
+        for name, loop in SCRIPT_LOOPS.items():
             start = time.perf_counter()
             loop(x, out, script_calls)
             samples[name].append((time.perf_counter() - start) / script_calls * 1e9)
@@ -208,6 +223,8 @@ def report(ns):
     print("\nTorchScript loop (no Python per call):")
     row("torch.bitwise_left_shift(x, y, out=)", ns["TorchScript: builtin"])
     row("torch.ops.torchops.bitshift(x, y, 'LEFT', True, out=)", ns["TorchScript: torch.ops.torchops"])
+    if "TorchScript: typed API" in ns:
+        row("torchops.bitwise_left_shift(x, y, out=)", ns["TorchScript: typed API"])
     print("\nC++ (no Python):")
     names = {"api": "torchops::bitshift(x, y, \"LEFT\")", "api_out": "torchops::bitshift_out(out, x, y, \"LEFT\")",
              "aten": "at::bitwise_left_shift(x, y)", "aten_out": "at::bitwise_left_shift_out(out, x, y)",
