@@ -26,8 +26,10 @@ TORCH_LIBRARY(torchops, m) {
         [](c10::string_view capability) { torchops::set_cpu_capability(std::string(capability)); });
 }
 
+// A plain function pointer rather than TORCH_FN: TORCH_FN's compile-time null check of a
+// function defined in another file does not compile under -fsanitize=undefined.
 #define TORCHOPS_IMPL_CPU(function, Signature, name, overload, schema) \
-  m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), TORCH_FN(torchops::cpu::function));
+  m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), &torchops::cpu::function);
 
 TORCH_LIBRARY_IMPL(torchops, CPU, m) {
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_IMPL_CPU)
