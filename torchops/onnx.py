@@ -254,15 +254,6 @@ def translation_table(opset_version: Optional[int] = None) -> dict:
 # ---- export(): the steps around torch.onnx ----
 
 
-def _precedes(first: torch.fx.Node, second: torch.fx.Node) -> bool:
-    for node in first.graph.nodes:
-        if node is first:
-            return True
-        if node is second:
-            return False
-    raise AssertionError("a node of another graph")
-
-
 def _resizes(node: torch.fx.Node, out: torch.fx.Node) -> bool:
     operands = [a.meta["val"] for a in node.args[:2] if isinstance(a, torch.fx.Node)]
     return tuple(out.meta["val"].shape) != tuple(torch.broadcast_shapes(*(t.shape for t in operands)))
@@ -285,7 +276,8 @@ def _rewrite_mutations(program: torch.export.ExportedProgram) -> None:
                 # of `out` read the result instead. Exact only for a buffer the model made and
                 # nothing read before.
                 readers = [u for u in dest.users if u is not node]
-                if dest.op == "placeholder" or any(_precedes(u, node) for u in readers):
+                # fx nodes compare by their place in the graph (the order insertions keep).
+                if dest.op == "placeholder" or any(u < node for u in readers):
                     raise NotImplementedError(
                         f"torchops.onnx.export: {node.target} resizes its out= tensor, which is an input of "
                         "the model or is read before the call; pass an out= tensor of the result's shape"
