@@ -7,6 +7,12 @@
 - torchops._binding, the compiled entries of the typed Python API (binding/), linked
   against libtorch_python. torchops works without it, through torch.ops.
 
+It builds against the installed torch (`pip install --no-build-isolation .`), which must be
+one of the releases of requirements-torch.txt; the package built requires that release
+(torch==2.15.* when built against 2.15.0): the operator library is tied to its ABI. Build
+files go to build/torch-<version>/, one folder per torch, so that builds against different
+releases never mix objects.
+
 Environment:
   DEBUG=1   build with -O0 -g instead of -O3.
   TORCHOPS_SANITIZE=undefined | address,undefined
@@ -15,9 +21,11 @@ Environment:
 """
 import glob
 import os
+import runpy
 
 import torch
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -34,11 +42,42 @@ def sanitizers():
     return sorted(set(names))
 
 
-def write_build_info():
-    # torchops/__init__.py compares TORCH_VERSION with the running torch to explain a
-    # mismatch; VERSION is torchops.__version__ and the CMake config's version.
-    with open(os.path.join(ROOT, "torchops", "_build_info.py"), "w") as f:
-        f.write(f'VERSION = "{VERSION}"\nTORCH_VERSION = "{torch.__version__}"\n')
+# "2.15" for "2.15.0+cpu": the rule torchops applies at import, from the file that holds it
+# (importing the package would load the library this script is about to build).
+release = runpy.run_path(os.path.join(ROOT, "torchops", "_library.py"))["release"]
+
+
+def supported_releases():
+    # requirements-torch.txt: one "torch==X.Y.Z" line per supported release.
+    with open(os.path.join(ROOT, "requirements-torch.txt")) as f:
+        pins = [line.strip() for line in f if line.strip().startswith("torch==")]
+    return [release(pin.removeprefix("torch==")) for pin in pins]
+
+
+def built_against():
+    """The installed torch's release, refused unless supported."""
+    releases = supported_releases()
+    if release(torch.__version__) not in releases:
+        raise SystemExit(f"torchops builds against torch {', '.join(releases)}; the installed torch is "
+                         f"{torch.__version__}. Install a supported release first (pip install torch==<release>, "
+                         f"one of the pins in requirements-torch.txt), then build with --no-build-isolation.")
+    return release(torch.__version__)
+
+
+class build_py_with_build_info(build_py):
+    """Writes torchops/_build_info.py beside the built package (into the source tree only for an
+    editable install), so that builds against different torch releases never share it.
+    torchops/__init__.py reads VERSION (torchops.__version__, also the CMake config's version);
+    torchops._library and torchops._inductor read the torch it was built against and the
+    supported releases."""
+
+    def run(self):
+        super().run()
+        package = os.path.join(ROOT if self.editable_mode else self.build_lib, "torchops")
+        os.makedirs(package, exist_ok=True)
+        with open(os.path.join(package, "_build_info.py"), "w") as f:
+            f.write(f'VERSION = "{VERSION}"\nTORCH_VERSION = "{torch.__version__}"\n'
+                    f"SUPPORTED_TORCH_RELEASES = {tuple(supported_releases())!r}\n")
 
 
 def compile_and_link_flags():
@@ -85,7 +124,7 @@ def onnx_requirements():
 
 
 ONNX_REQUIREMENTS = onnx_requirements()
-write_build_info()
+TORCH_RELEASE = built_against()
 setup(
     name="torchops",
     version=VERSION,
@@ -97,10 +136,13 @@ setup(
     # type checkers, py.typed (PEP 561: the typed API's hints are to be read).
     package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake", "py.typed"]},
     ext_modules=extensions(),
-    cmdclass={"build_ext": BuildExtension},
-    python_requires=">=3.10",
+    cmdclass={"build_ext": BuildExtension, "build_py": build_py_with_build_info},
+    # One build folder per torch (setuptools already separates Pythons inside it): a build
+    # against another torch must not find this one's objects up to date.
+    options={"build": {"build_base": os.path.join("build", f"torch-{torch.__version__}")}},
+    python_requires=">=3.11",
     # The operator library is ABI-tied to the torch it was built against.
-    install_requires=["torch==2.13.*"],
+    install_requires=[f"torch=={TORCH_RELEASE}.*"],
     # torchops.onnx (docs/deploy.md#onnx): the releases it was written and tested against,
     # pinned as in requirements-dev.txt.
     extras_require={"onnx": ONNX_REQUIREMENTS},

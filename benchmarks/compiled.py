@@ -435,7 +435,7 @@ def main() -> None:
     _inductor.register()  # in case something took them out; a no-op when they are in
     if not _inductor.registered():
         print(f"warning: torchops's Inductor lowerings are not enabled (torch {torch.__version__}, written for "
-              f"{_inductor.WRITTEN_FOR}, or TORCHOPS_INDUCTOR_LOWERINGS=0): 'torchops compiled' is extern too",
+              f"{', '.join(_inductor.WRITTEN_FOR)}, or TORCHOPS_INDUCTOR_LOWERINGS=0): 'torchops compiled' is extern too",
               flush=True)
     if load_at_start > 0.5:
         print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "

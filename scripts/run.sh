@@ -1,44 +1,130 @@
 #!/usr/bin/env bash
-# One entry point for newcomers and CI. Creates .venv (pinned torch 2.13.0 CPU build and
-# the dev tools of requirements-dev.txt), builds torchops (its two extensions) into it when
-# the C++ sources changed, then runs:
+# One entry point for newcomers and CI. Sets up a virtual environment with one torch release
+# of requirements-torch.txt and the tools of requirements-dev.txt, builds torchops (its two
+# extensions) into it when a source changed, then runs:
 #   demo            the specifications' worked examples through the ops, then the quick benchmark (the default)
 #   test [ARGS]     the whole test suite; ARGS go to pytest
+#   setup           only the set-up (the environment and the build)
+# Which torch and which Python:
+#   TORCHOPS_TORCH=2.15          a release of requirements-torch.txt (default: its first line)
+#   TORCHOPS_PYTHON=3.12         the Python to make the environment with: a version (python3.12
+#                                on PATH, else pyenv's) or a command (default: python3)
+# The default pair lives in .venv, with an editable install: the checkout's torchops/ is the
+# package. Any other pair lives in .venv-torch<release>-py<python>, with torchops installed
+# into it as a user installs it (built in build/torch-<version>/, see setup.py); its tests
+# run from inside that folder, so that no process of theirs finds the checkout's torchops/
+# (built for the default torch) on sys.path before the installed one.
+# TORCHOPS_VENV names the environment's folder instead.
+# (All in one function: bash reads it whole before running it, so editing this file
+# cannot change a run already under way.)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-venv=${TORCHOPS_VENV:-.venv}
-python=$venv/bin/python
 
-if [ ! -x "$python" ]; then
-  python3 -m venv "$venv"
-fi
-# torch is pinned in requirements-dev.txt: an unpinned torch would pull a CUDA build.
-"$python" -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+main() {
+  cd "$(dirname "$0")/.."
+  job=${1:-demo}
+  shift || true
+  case "$job" in
+    demo | test | setup) ;;
+    *) echo "usage: scripts/run.sh [demo|test [pytest args]|setup]" >&2; exit 2 ;;
+  esac
 
-# Rebuild when either extension (the operator library _C, the Python binding _binding) is
-# missing or older than a source.
-stale=no
-for extension in _C _binding; do
-  built=$(ls torchops/$extension*.so 2>/dev/null | head -n 1 || true)
-  if [ -z "$built" ] || [ -n "$(find csrc binding setup.py -newer "$built" -print -quit)" ]; then
-    stale=yes
+  pins=$(grep '^torch==' requirements-torch.txt)
+  default_pin=$(head -n 1 <<<"$pins")
+  pin=$default_pin
+  if [ -n "${TORCHOPS_TORCH:-}" ]; then
+    release=$(cut -d. -f1,2 <<<"$TORCHOPS_TORCH")
+    pin=$(grep -F "torch==$release." <<<"$pins" || true)
+    if [ -z "$pin" ]; then
+      echo "run.sh: TORCHOPS_TORCH=$TORCHOPS_TORCH is not a supported release; requirements-torch.txt has:" $pins >&2
+      exit 2
+    fi
   fi
-done
-if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
-  echo "Building torchops (about a minute)..."
-  # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
-  "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
-fi
+  release=$(cut -d= -f3 <<<"$pin" | cut -d. -f1,2)
 
-job=${1:-demo}
-shift || true
-case "$job" in
-  demo)
-    # matplotlib draws the benchmark's plot; only the demo needs it.
-    "$python" -m pip install --quiet --disable-pip-version-check -r benchmarks/requirements.txt
-    "$python" examples/demo.py
-    echo
-    exec "$python" benchmarks/bench.py --quick "$@" ;;
-  test) exec "$python" -m pytest tests "$@" ;;
-  *) echo "usage: scripts/run.sh [demo|test [pytest args]]" >&2; exit 2 ;;
-esac
+  interpreter=${TORCHOPS_PYTHON:-python3}
+  if [[ $interpreter =~ ^[0-9]+\.[0-9]+$ ]]; then
+    version=$interpreter
+    interpreter=
+    # pyenv's shim for python3.12 is on PATH even where it cannot run that version.
+    for candidate in "python$version" $(ls -d "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/"$version"*/bin/"python$version" 2>/dev/null); do
+      if "$candidate" -c '' >/dev/null 2>&1; then
+        interpreter=$candidate
+        break
+      fi
+    done
+    if [ -z "$interpreter" ]; then
+      echo "run.sh: TORCHOPS_PYTHON=$version: no python$version on PATH or in pyenv" >&2
+      exit 2
+    fi
+  fi
+  python_version=$("$interpreter" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+  if [ "$pin" = "$default_pin" ] && [ -z "${TORCHOPS_PYTHON:-}" ]; then
+    default_venv=.venv
+    editable=yes
+  else
+    default_venv=.venv-torch$release-py$python_version
+    editable=no
+  fi
+  venv=${TORCHOPS_VENV:-$default_venv}
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "Making $venv (torch $(cut -d= -f3 <<<"$pin"), Python $python_version)..."
+    "$interpreter" -m venv "$venv"
+  fi
+  venv=$(cd "$venv" && pwd)
+  python=$venv/bin/python
+  # torch pinned beside the tools, in one resolve: pip never picks a torch of its own (an
+  # unpinned one would pull a multi-GB CUDA build).
+  "$python" -m pip install --quiet --disable-pip-version-check "$pin" -r requirements-dev.txt
+
+  # Rebuild when either extension (the operator library _C, the Python binding _binding) is
+  # missing or older than a source; an installed (not editable) package also when any of its
+  # Python files changed.
+  if [ "$editable" = yes ]; then
+    package=torchops
+    sources=(csrc binding setup.py requirements-torch.txt)
+  else
+    package=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')/torchops
+    sources=(csrc binding setup.py requirements-torch.txt torchops)
+  fi
+  stale=no
+  for extension in _C _binding; do
+    built=$(ls "$package"/$extension*.so 2>/dev/null | head -n 1 || true)
+    if [ -z "$built" ] || [ -n "$(find "${sources[@]}" -newer "$built" -not -name '*.so' -not -name '*.pyc' -print -quit)" ]; then
+      stale=yes
+    fi
+  done
+  if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
+    echo "Building torchops against torch $(cut -d= -f3 <<<"$pin") (about a minute)..."
+    # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
+    if [ "$editable" = yes ]; then
+      "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
+    else
+      "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
+    fi
+  fi
+
+  case "$job" in
+    demo)
+      # matplotlib draws the benchmark's plot; only the demo needs it.
+      "$python" -m pip install --quiet --disable-pip-version-check -r benchmarks/requirements.txt
+      "$python" examples/demo.py
+      echo
+      exec "$python" benchmarks/bench.py --quick "$@" ;;
+    test)
+      # The whole of tests/ unless paths are given (tests/test_x.py::name, the checkout's).
+      root=$PWD
+      args=()
+      paths=no
+      for arg in "$@"; do
+        if [[ $arg != -* && -e ${arg%%::*} ]]; then arg=$root/$arg; paths=yes; fi
+        args+=("$arg")
+      done
+      [ "$paths" = yes ] || args=("$root/tests" ${args[@]+"${args[@]}"})
+      [ "$editable" = yes ] || cd "$venv"
+      exec "$python" -m pytest "${args[@]}" ;;
+    setup) ;;
+  esac
+}
+
+main "$@"

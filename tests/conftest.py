@@ -4,6 +4,7 @@ Test modules import the plain helpers with `from conftest import ...`; the
 fixtures are picked up by pytest as usual.
 """
 
+import collections
 import contextlib
 import functools
 import os
@@ -344,23 +345,57 @@ def call_path(request):
         yield path
 
 
+# TORCHOPS_TEST_SAMPLED=1 samples the sweeps, for the configurations that repeat what the
+# default one has swept in full (.ci/run: other torch releases and Pythons). The kernels are
+# the same source built against each torch; what a release or a Python changes is around
+# them (headers, the dispatcher, the binding, PyTorch's Python layers), which every level
+# and every parametrization shares. So each test runs at the best kernel level only, and
+# of a test function with more than SAMPLED_BEYOND parametrizations, one in SAMPLED_ONE_IN
+# runs (chosen by a hash of its id: the same ones every run).
+SAMPLED = os.environ.get("TORCHOPS_TEST_SAMPLED", "0") == "1"
+SAMPLED_BEYOND, SAMPLED_ONE_IN = 40, 4
+
+
 def pytest_collection_modifyitems(config, items):
     """Runs each test on the torch.ops path once, not once per variation that cannot
     change the path: the kernel levels (the path only decides how the op is called, so the
     torch.ops path runs at the best level only) and the raw torch.ops API (api "ops" and
-    signbit's "ops" call torch.ops.torchops.* directly, whichever path is set)."""
+    signbit's "ops" call torch.ops.torchops.* directly, whichever path is set). Samples the
+    sweeps under TORCHOPS_TEST_SAMPLED=1."""
     redundant = []
     for item in items:
         params = item.callspec.params if hasattr(item, "callspec") else {}
+        level = params.get("cpu_capability", CPU_CAPABILITIES[-1])
+        if SAMPLED and level != CPU_CAPABILITIES[-1]:
+            redundant.append(item)
         if params.get("call_path") != "torch.ops":
             continue
-        level = params.get("cpu_capability", CPU_CAPABILITIES[-1])
         if level != CPU_CAPABILITIES[-1] or params.get("api") == "ops":
             redundant.append(item)
+    if SAMPLED:
+        functions = collections.Counter(item.function for item in items)
+        redundant += [item for item in items if functions[item.function] > SAMPLED_BEYOND
+                      and zlib.crc32(item.nodeid.encode()) % SAMPLED_ONE_IN]
+    redundant = list(dict.fromkeys(redundant))
     if redundant:
         config.hook.pytest_deselected(items=redundant)
         dropped = set(redundant)
         items[:] = [item for item in items if item not in dropped]
+
+
+# PyTorch marks torch.jit.script, trace and save deprecated (a DeprecationWarning in 2.13, a
+# FutureWarning in 2.14 and 2.15); they work, and are tested. A TorchScript test that
+# carries these marks fails on any other warning.
+ONLY_TORCHSCRIPT_DEPRECATIONS = [pytest.mark.filterwarnings("error"),
+                                 pytest.mark.filterwarnings("ignore:`torch.jit.[a-z_]+` is deprecated")]
+
+
+def only_torchscript_deprecations(test):
+    """Gives one test the marks of ONLY_TORCHSCRIPT_DEPRECATIONS, in the order a module's
+    pytestmark has them (the last matching filter wins)."""
+    for mark in ONLY_TORCHSCRIPT_DEPRECATIONS:
+        test = mark(test)
+    return test
 
 
 # --------------------------------------------------------------------------

@@ -29,6 +29,17 @@ from shift_model import ShiftModel, example_inputs  # noqa: E402
 pytestmark = pytest.mark.deploy
 
 
+def cmake_environment():
+    """The environment for CMake. A CUDA build of LibTorch (PyPI's torch wheels) makes
+    find_package(Torch) look for the CUDA toolkit (docs/deploy.md says so); CMake finds it
+    through the nvcc on PATH, which may be a wrapper outside the toolkit (here it is), so
+    CUDA_PATH names the toolkit's standard place when it is there and nothing else is set."""
+    env = dict(os.environ)
+    if torch.version.cuda and "CUDA_PATH" not in env and os.path.isdir("/usr/local/cuda"):
+        env["CUDA_PATH"] = "/usr/local/cuda"
+    return env
+
+
 def doc_blocks():
     """The page's fenced blocks as (language, text, marker), marker = ("file" | "from", path) or None."""
     blocks, marker, lines = [], None, open(DOC).read().splitlines()
@@ -51,7 +62,7 @@ def deployed(tmp_path_factory):
     directory = tmp_path_factory.mktemp("deploy")
     os.symlink(EXAMPLES, directory / "examples")
     script = "set -euo pipefail\n" + "".join(text for language, text, _ in doc_blocks() if language == "bash")
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    env = dict(cmake_environment(), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     log = directory / "commands.log"
     with open(log, "w") as stdout:
         process = subprocess.Popen(["bash", "-c", script], cwd=directory, env=env, stdout=stdout,
@@ -170,7 +181,7 @@ def configure(tmp_path, cmake_lists, prefix_path):
     (tmp_path / "CMakeLists.txt").write_text(cmake_lists)
     result = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
                              f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path};{prefix_path}"],
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300, env=cmake_environment())
     return result.returncode, result.stdout + result.stderr
 
 

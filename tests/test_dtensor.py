@@ -46,7 +46,7 @@ def _run_all(commands, directory, timeout=TIMEOUT):
             stdout = open(directory / f"{i}.stdout", "w")
             stderr = open(directory / f"{i}.stderr", "w")
             with stdout, stderr:
-                processes.append(subprocess.Popen(command, stdout=stdout, stderr=stderr, env=_env(), cwd=ROOT,
+                processes.append(subprocess.Popen(command, stdout=stdout, stderr=stderr, env=_env(), cwd=directory,
                                                   start_new_session=True))
         deadline = time.monotonic() + timeout
         for process in processes:
@@ -142,7 +142,7 @@ def test_rules_are_registered_when_torch_distributed_tensor_is_imported(dtensor_
         print("ok")
     """
     result = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120,
-                            env=_env(), cwd=ROOT)
+                            env=_env())
     assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
 
 

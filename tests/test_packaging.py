@@ -1,18 +1,24 @@
-"""Packaging: the wheel holds both extensions and pins its torch, and it runs where no
+"""Packaging: the sdist carries everything the build reads, the wheel built from it holds
+both extensions and pins the torch release it was built against, and it runs where no
 compiler is, on both call paths, and without the binding.
 
-Builds a wheel with `pip wheel --no-build-isolation --no-deps .` (as docs/deploy.md and the
-README say), installs it into a fresh virtual environment that sees the torch of this
-one (a .pth file: no second copy of torch), and runs torchops there with PATH holding
+Makes the sdist of the checkout (`python setup.py sdist`), then, in a fresh virtual
+environment that sees the torch of this one (a .pth file: no second copy of torch) and
+nothing of the checkout, builds a wheel from that sdist (`pip wheel --no-build-isolation
+--no-deps`, as the README says), installs it, and runs torchops there with PATH holding
 nothing but that environment: no compiler, no checkout on sys.path. Marked `deploy`.
 """
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+import torch
+
+from torchops._library import release
 
 pytestmark = pytest.mark.deploy
 
@@ -28,23 +34,68 @@ USE = """if True:
     x = torch.tensor([-102, 64, -8], dtype=torch.int8)
     paths = [torchops.call_path()]
     results = [torchops.bitwise_right_shift(x, 3, is_arithmetic=False).tolist(), torchops.signbit(-x.float()).tolist()]
+    u = torch.tensor([2**64 - 1, 2**63], dtype=torch.uint64)
+    zeros = torch.tensor([-0.0, 0.0], dtype=torch.bfloat16)
+    results += [torchops.bitshift(u, torch.tensor([60, 64], dtype=torch.uint64), "RIGHT").tolist(),
+                torchops.bitwise_left_shift(x.short(), 12).tolist(), torchops.signbit(zeros).tolist()]
     with _fastpath.torch_ops_only():
         paths.append(torchops.call_path())
         results.append(torchops.bitwise_right_shift(x, 3, is_arithmetic=False).tolist())
     print(paths, results, torchops.library_path().startswith(here))
 """
-ANSWERS = "[[19, 8, 31], [False, True, False], [19, 8, 31]] True"
+ANSWERS = ("[[19, 8, 31], [False, True, False], [15, 0], [-24576, 0, -32768], [True, False], "
+           "[19, 8, 31]] True")
+
+
+def _pip(python, *args, timeout=300):
+    return subprocess.run([str(python), "-m", "pip", *args, "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def sdist(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sdist")
+    result = subprocess.run([sys.executable, "setup.py", "--quiet", "sdist", "--dist-dir", str(out)],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (path,) = out.glob("torchops-*.tar.gz")
+    return path
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory):
+    """A new virtual environment whose own site-packages come first, then this one's (for
+    torch and the build tools): nothing of the checkout is on its path."""
+    venv = tmp_path_factory.mktemp("fresh")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "torch_from_the_test_environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python, site
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist, fresh_venv, tmp_path_factory):
+    """The wheel pip builds from the sdist in the fresh environment (the build's own files
+    are the sdist's alone)."""
+    python, _ = fresh_venv
     out = tmp_path_factory.mktemp("wheel")
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-                             "--disable-pip-version-check", "-w", str(out), str(ROOT)],
-                            capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    result = _pip(python, "wheel", "--no-build-isolation", "--no-deps", "-w", str(out), str(sdist), timeout=1200)
     assert result.returncode == 0, result.stdout + result.stderr
     (path,) = out.glob("torchops-*.whl")
     return path
+
+
+def test_the_sdist_carries_every_source_and_no_build_output(sdist):
+    names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
+    needed = {"setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "requirements-torch.txt", "requirements-dev.txt"}
+    for folder, patterns in {"csrc": ("*.h", "*.cpp"), "binding": ("*.cpp",), "torchops": ("*.py", "*.h", "*.cmake"),
+                             "tests": ("*.py",), "docs": ("*.md",)}.items():
+        needed |= {str(path.relative_to(ROOT)) for pattern in patterns for path in (ROOT / folder).rglob(pattern)}
+    needed.discard("torchops/_build_info.py")  # each build writes its own
+    assert needed - names == set()
+    assert not [name for name in names if name.endswith((".so", ".pyc")) or name == "torchops/_build_info.py"]
 
 
 def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
@@ -62,25 +113,20 @@ def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
     lines = [line.strip() for line in (ROOT / "requirements-dev.txt").read_text().splitlines()]
     onnx_pins = [line for line in lines[lines.index("# onnx") + 1:] if line and not line.startswith("#")]
     assert {"onnx", "onnxscript", "onnxruntime"} <= {pin.split("==")[0] for pin in onnx_pins}
-    assert requires == ["torch==2.13.*"] + [f'{pin}; extra == "onnx"' for pin in onnx_pins], requires
+    # The release this torch is (torch==2.15.* when built against 2.15.0): the library is ABI-tied.
+    torch_pin = f"torch=={release(torch.__version__)}.*"
+    assert requires == [torch_pin] + [f'{pin}; extra == "onnx"' for pin in onnx_pins], requires
 
 
-def test_the_wheel_runs_without_a_compiler_on_both_paths_and_without_the_binding(wheel, tmp_path):
-    venv = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
-    # torch (and what it needs) from this environment, behind the fresh one's own packages.
-    (site / "torch_from_the_test_environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index",
-                              "--disable-pip-version-check", str(wheel)], capture_output=True, text=True, timeout=300)
+def test_the_wheel_runs_without_a_compiler_on_both_paths_and_without_the_binding(wheel, fresh_venv, tmp_path):
+    python, site = fresh_venv
+    # --ignore-installed: this environment's torchops (seen through the .pth) is not the wheel.
+    install = _pip(python, "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel))
     assert install.returncode == 0, install.stdout + install.stderr
-    check = subprocess.run([str(python), "-m", "pip", "check", "--disable-pip-version-check"],
-                           capture_output=True, text=True, timeout=300)
-    assert "torchops" not in check.stdout, check.stdout  # torch==2.13.* is satisfied
+    check = _pip(python, "check")
+    assert "torchops" not in check.stdout, check.stdout  # its torch pin is satisfied
 
-    env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path)}
+    env = {"PATH": str(python.parent), "HOME": str(tmp_path)}
     run = subprocess.run([str(python), "-c", USE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert run.returncode == 0 and run.stdout == f"['binding', 'torch.ops'] {ANSWERS}\n", run.stdout + run.stderr
 
@@ -90,3 +136,30 @@ def test_the_wheel_runs_without_a_compiler_on_both_paths_and_without_the_binding
     run = subprocess.run([str(python), "-c", USE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert run.returncode == 0 and run.stdout == f"['torch.ops', 'torch.ops'] {ANSWERS}\n", run.stdout + run.stderr
     assert "torchops._binding could not be loaded" in run.stderr, run.stderr
+
+
+OTHER_RELEASE = "import torch; torch.__version__ = '2.99.0+cpu'\n"
+SUPPORTED = [line.split("==")[1].rsplit(".", 1)[0] for line in (ROOT / "requirements-torch.txt").read_text().splitlines()
+             if line.startswith("torch==")]
+
+
+def test_the_isolated_build_requirement_spans_the_supported_releases():
+    major, minor = SUPPORTED[-1].split(".")
+    assert f'"torch>={SUPPORTED[0]},<{major}.{int(minor) + 1}"' in (ROOT / "pyproject.toml").read_text()
+    assert release(torch.__version__) in SUPPORTED
+
+
+def test_setup_refuses_a_torch_release_it_does_not_support():
+    # setup.py as pip runs it, with the installed torch claiming a release none supports.
+    code = OTHER_RELEASE + "import runpy, sys; sys.argv = ['setup.py', '--name']; runpy.run_path('setup.py')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode != 0 and result.stdout == ""
+    assert f"torchops builds against torch {', '.join(SUPPORTED)}; the installed torch is 2.99.0+cpu" in result.stderr
+
+
+def test_import_refuses_a_library_built_for_another_torch_release(tmp_path):
+    code = OTHER_RELEASE + "import torchops"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode != 0
+    assert (f"is for another torch release. It was built against torch {torch.__version__}; this process runs "
+            "torch 2.99.0+cpu. Rebuild with") in result.stderr, result.stderr

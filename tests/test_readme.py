@@ -5,10 +5,10 @@ import linecache
 import re
 from pathlib import Path
 
-import pytest
 import torch
 
 import torchops
+from conftest import only_torchscript_deprecations
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -17,7 +17,7 @@ def python_blocks():
     return re.findall(r"^```python\n(.*?)^```", README.read_text(), re.M | re.S)
 
 
-@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@only_torchscript_deprecations
 def test_readme_examples_give_the_values_their_comments_show():
     checked = 0
     for number, block in enumerate(python_blocks()):

@@ -16,11 +16,11 @@ import torchops
 
 import model
 from conftest import (
-    as_bits, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor, special_float_patterns,
+    ONLY_TORCHSCRIPT_DEPRECATIONS, as_bits, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor,
+    special_float_patterns,
 )
 
-# PyTorch 2.13 marks torch.jit.script and torch.jit.save deprecated; they work, and are tested.
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.*` is deprecated:DeprecationWarning")
+pytestmark = ONLY_TORCHSCRIPT_DEPRECATIONS
 
 
 class TypedApi(torch.nn.Module):

@@ -8,9 +8,10 @@ them: eager calls keep the C++ kernels, torch.export and TorchScript keep the ``
 ops in their graphs, and the ONNX export has translations of its own (``torchops/onnx.py``).
 
 Inductor has no public way to add a lowering: this module is the one place that touches
-``torch._inductor.lowering``, and only on the torch release it was written for
-(``WRITTEN_FOR``). On another release, or with ``TORCHOPS_INDUCTOR_LOWERINGS=0``, nothing is
-registered and compiled graphs call the C++ kernels as before.
+``torch._inductor.lowering``, and only on the torch releases its tests pass on
+(``WRITTEN_FOR``, the releases of requirements-torch.txt). On another release, or with
+``TORCHOPS_INDUCTOR_LOWERINGS=0``, nothing is registered and compiled graphs call the C++
+kernels as before.
 
 No generated line may rest on undefined behaviour, and the vectorized loop and its scalar
 tail must agree: every count is brought into range (``0 <= count < n``) before it reaches a
@@ -28,9 +29,12 @@ import os
 import torch
 
 from torchops import _contract
+from torchops._build_info import SUPPORTED_TORCH_RELEASES
+from torchops._library import release
 
-#: The torch release (major.minor) whose Inductor internals this module was written against.
-WRITTEN_FOR = "2.13"
+#: The torch releases (major.minor) whose Inductor internals this module was written and
+#: tested against: those torchops supports (setup.py records them at build time).
+WRITTEN_FOR = SUPPORTED_TORCH_RELEASES
 
 _ENV_SWITCH = "TORCHOPS_INDUCTOR_LOWERINGS"
 
@@ -49,14 +53,9 @@ _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
 _registered: dict = {}
 
 
-def release(version: str) -> str:
-    """``"2.13"`` for ``"2.13.0+cpu"``."""
-    return ".".join(version.split("+")[0].split(".")[:2])
-
-
 def enabled() -> bool:
     """Whether compiled graphs get the lowerings (once Inductor has loaded)."""
-    return os.environ.get(_ENV_SWITCH, "1") != "0" and release(torch.__version__) == WRITTEN_FOR
+    return os.environ.get(_ENV_SWITCH, "1") != "0" and release(torch.__version__) in WRITTEN_FOR
 
 
 def registered() -> bool:

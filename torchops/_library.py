@@ -17,23 +17,31 @@ def _find_library() -> str:
     return candidates[0]
 
 
+def release(version: str) -> str:
+    """``"2.15"`` for ``"2.15.0+cpu"``: the part of a torch version that its ABI follows."""
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
 def load() -> str:
     """Registers the torchops operators with PyTorch and returns the library's path.
 
-    A library that fails to load is reported here, with the torch version it was built
-    against, instead of later as "operator torchops::... does not exist".
+    A library built against another torch release is refused here, before it is loaded (its
+    symbols may resolve and still mean something else), and one that fails to load is
+    reported here, with the torch version it was built against, instead of later as
+    "operator torchops::... does not exist".
     """
     path = _find_library()
     try:
+        from torchops._build_info import TORCH_VERSION as built_with
+    except ImportError:  # a build that did not run setup.py's build_py
+        built_with = None
+    running = (f"It was built against torch {built_with or 'of an unknown version'}; this process runs torch "
+               f"{torch.__version__}. Rebuild with `pip install --no-build-isolation .` (or `-e .` in a checkout) "
+               "against the torch you run, or install the torchops built for it.")
+    if built_with and release(built_with) != release(torch.__version__):
+        raise ImportError(f"torchops: {path} is for another torch release. {running}")
+    try:
         torch.ops.load_library(path)
     except OSError as error:
-        try:
-            from torchops._build_info import TORCH_VERSION as built_with
-        except ImportError:
-            built_with = "an unknown version"
-        raise ImportError(
-            f"torchops: could not load {path}: {error}. It was built against torch {built_with}; "
-            f"this process runs torch {torch.__version__}. Rebuild with "
-            "`pip install --no-build-isolation -e .` against the torch you run."
-        ) from error
+        raise ImportError(f"torchops: could not load {path}: {error}. {running}") from error
     return path

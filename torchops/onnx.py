@@ -13,7 +13,7 @@ The results equal eager torchops exactly (docs/semantics.md); docs/deploy.md sho
 use it and which opsets and dtypes are supported. Not imported by ``import torchops``: it
 needs onnx, onnxscript and onnxruntime (``pip install torchops[onnx]``).
 
-How torch.onnx 2.13 builds a model, and what follows from it:
+How torch.onnx (torch 2.13 to 2.15) builds a model, and what follows from it:
 
 - It translates every graph at opset 18 (translations see ``max(opset_version, 18)``) and
   converts the model to ``opset_version`` at the end. When that conversion fails it logs a
@@ -55,11 +55,11 @@ from torchops._contract import dtype_name as _name
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET", "export", "run", "translation_table"]
 
-#: The opsets supported. torch.onnx 2.13 builds every graph at opset 18 and only
+#: The opsets supported. torch.onnx (2.13 to 2.15) builds every graph at opset 18 and only
 #: converts it down, best effort, below that (the Bitwise* ops start at 18); onnx 1.23
 #: and onnxruntime 1.32 end at 28.
 MIN_OPSET, MAX_OPSET = 18, 28
-#: What ``opset_version=None`` means: torch.onnx's default in torch 2.13.
+#: What ``opset_version=None`` means: torch.onnx's default in torch 2.13 to 2.15.
 DEFAULT_OPSET = 20
 #: BitShift of version 28 takes signed types and defines every count (the rules of docs/semantics.md).
 BITSHIFT_ALL_COUNTS_OPSET = 28
