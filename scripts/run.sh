@@ -39,7 +39,8 @@ main() {
       exit 2
     fi
   fi
-  release=$(cut -d= -f3 <<<"$pin" | cut -d. -f1,2)
+  torch_version=$(cut -d= -f3 <<<"$pin")
+  release=$(cut -d. -f1,2 <<<"$torch_version")
 
   interpreter=${TORCHOPS_PYTHON:-python3}
   if [[ $interpreter =~ ^[0-9]+\.[0-9]+$ ]]; then
@@ -68,7 +69,7 @@ main() {
   fi
   venv=${TORCHOPS_VENV:-$default_venv}
   if [ ! -x "$venv/bin/python" ]; then
-    echo "Making $venv (torch $(cut -d= -f3 <<<"$pin"), Python $python_version)..."
+    echo "Making $venv (torch $torch_version, Python $python_version)..."
     "$interpreter" -m venv "$venv"
   fi
   venv=$(cd "$venv" && pwd)
@@ -95,7 +96,7 @@ main() {
     fi
   done
   if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
-    echo "Building torchops against torch $(cut -d= -f3 <<<"$pin") (about a minute)..."
+    echo "Building torchops against torch $torch_version (about a minute)..."
     # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
     if [ "$editable" = yes ]; then
       "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
