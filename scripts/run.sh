@@ -11,7 +11,7 @@
 #                                on PATH, else pyenv's) or a command (default: python3)
 # The default pair lives in .venv, with an editable install: the checkout's torchops/ is the
 # package. Any other pair lives in .venv-torch<release>-py<python>, with torchops installed
-# into it as a user installs it (built in build/torch-<version>/, see setup.py); its tests
+# into it as a user installs a release (a wheel built from the sdist); its tests
 # run from inside that folder, so that no process of theirs finds the checkout's torchops/
 # (built for the default torch) on sys.path before the installed one.
 # TORCHOPS_VENV names the environment's folder instead.
@@ -96,12 +96,22 @@ main() {
     fi
   done
   if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
-    echo "Building torchops against torch $torch_version (about a minute)..."
+    echo "Building torchops against torch $torch_version (a few minutes)..."
     # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
     if [ "$editable" = yes ]; then
       "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
     else
-      "$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
+      # As a user installs a release: a wheel built from the sdist, kept in $venv/dist, where
+      # test_packaging takes it (TORCHOPS_TEST_WHEEL below) instead of building a second one.
+      # The sdist's egg-info goes there too: nothing is written into the checkout, so that
+      # two configurations can set up side by side.
+      dist=$venv/dist
+      rm -rf "$dist"
+      mkdir -p "$dist"
+      "$python" setup.py --quiet egg_info --egg-base "$dist" sdist --dist-dir "$dist" >"$dist/sdist.log" 2>&1 \
+        || { cat "$dist/sdist.log" >&2; echo "run.sh: making the sdist failed" >&2; exit 1; }
+      "$python" -m pip wheel --quiet --disable-pip-version-check --no-build-isolation --no-deps -w "$dist" "$dist"/torchops-*.tar.gz
+      "$python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$dist"/torchops-*.whl
     fi
   fi
 
@@ -122,7 +132,11 @@ main() {
         args+=("$arg")
       done
       [ "$paths" = yes ] || args=("$root/tests" ${args[@]+"${args[@]}"})
-      [ "$editable" = yes ] || cd "$venv"
+      if [ "$editable" = no ]; then
+        wheel=$(ls "$venv"/dist/torchops-*.whl 2>/dev/null || true)
+        [ -z "$wheel" ] || export TORCHOPS_TEST_WHEEL=$wheel
+        cd "$venv"
+      fi
       exec "$python" -m pytest "${args[@]}" ;;
     setup) ;;
   esac

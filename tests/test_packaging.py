@@ -7,7 +7,11 @@ environment that sees the torch of this one (a .pth file: no second copy of torc
 nothing of the checkout, builds a wheel from that sdist (`pip wheel --no-build-isolation
 --no-deps`, as the README says), installs it, and runs torchops there with PATH holding
 nothing but that environment: no compiler, no checkout on sys.path. Marked `deploy`.
+Where scripts/run.sh installed torchops from a wheel it built the same way (every
+configuration but the default one), TORCHOPS_TEST_WHEEL names that wheel, and it is the
+one checked and run.
 """
+import os
 import subprocess
 import sys
 import sysconfig
@@ -55,7 +59,10 @@ def _pip(python, *args, timeout=300):
 @pytest.fixture(scope="module")
 def sdist(tmp_path_factory):
     out = tmp_path_factory.mktemp("sdist")
-    result = subprocess.run([sys.executable, "setup.py", "--quiet", "sdist", "--dist-dir", str(out)],
+    # The egg-info beside the sdist, not in the checkout: another configuration's set-up
+    # (scripts/run.sh) may be making an sdist of the same checkout at the same time.
+    result = subprocess.run([sys.executable, "setup.py", "--quiet", "egg_info", "--egg-base", str(out),
+                             "sdist", "--dist-dir", str(out)],
                             capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     (path,) = out.glob("torchops-*.tar.gz")
@@ -78,7 +85,11 @@ def fresh_venv(tmp_path_factory):
 @pytest.fixture(scope="module")
 def wheel(sdist, fresh_venv, tmp_path_factory):
     """The wheel pip builds from the sdist in the fresh environment (the build's own files
-    are the sdist's alone)."""
+    are the sdist's alone); or, under TORCHOPS_TEST_WHEEL, the wheel scripts/run.sh built
+    from this checkout's sdist the same way for this environment's torch and installed
+    there (the configurations other than the default one: one build each, not two)."""
+    if os.environ.get("TORCHOPS_TEST_WHEEL"):
+        return Path(os.environ["TORCHOPS_TEST_WHEEL"])
     python, _ = fresh_venv
     out = tmp_path_factory.mktemp("wheel")
     result = _pip(python, "wheel", "--no-build-isolation", "--no-deps", "-w", str(out), str(sdist), timeout=1200)
