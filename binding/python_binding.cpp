@@ -13,10 +13,10 @@
 // is, to that Python function: its twin, which reaches the op through torch.ops and owns
 // every argument check and message of the typed API.
 //
-// A call that fails goes to the twin as well, which raises the error again, naming the
-// function the user called (torchops/_twins.py): the twin's own checks come first, and it
-// says the op's messages with the function's name. A failed call leaves every tensor
-// unchanged, so the twin sees the same arguments.
+// A call the entry takes is dispatched once, failing or not. Every check the twin makes
+// before calling the op passes for it (that is what taking it means), so the only errors
+// left are the op's, and the entry says them as the twin does: a message that names the op
+// (torchops.bitshift: ...) names the function the user called instead, keeping its type.
 //
 // The operator library (torchops/_C) is LibTorch-only; this module is the one part of
 // torchops linked against libtorch_python, and it must be imported after the library is
@@ -55,8 +55,10 @@ struct Function {
   std::vector<Param> params;  // positional-or-keyword first, then keyword-only
   int positional;             // how many params may be passed by position
   PyObject* (*call)(const Slots& args);
-  // Set by _connect: the twin, the parameter names as interned str, the text signature.
+  // Set by _connect: the twin, the name messages give ("torchops.bitshift"), the parameter
+  // names as interned str, the text signature.
   PyObject* twin = nullptr;
+  std::string called;
   std::vector<PyObject*> interned;
   std::string doc;
   PyMethodDef def{};
@@ -70,8 +72,10 @@ bool no_torch_function_handling() {
   return !at::impl::torch_function_mode_enabled() && !at::impl::PythonTorchFunctionTLS::peek_skip_next();
 }
 
+// A torch.Tensor, not a subclass, of the strided layout: the dispatcher refuses a sparse
+// tensor with a NotImplementedError, which the twin says as a TypeError naming the argument.
 bool plain_tensor(PyObject* object) {
-  return THPVariable_CheckExact(object);
+  return THPVariable_CheckExact(object) && THPVariable_Unpack(object).layout() == c10::kStrided;
 }
 
 bool absent_or_none(PyObject* object) {
@@ -201,6 +205,56 @@ PyObject* signbit(const Slots& args) {
   END_HANDLE_TH_ERRORS
 }
 
+// The op's names, as its messages begin: "torchops.bitshift: ".
+const std::vector<std::string>& op_prefixes() {
+  static const std::vector<std::string> prefixes = [] {
+    std::vector<std::string> names;
+#define TORCHOPS_OP_PREFIX(function, Signature, name, overload, schema) names.push_back("torchops." name ": ");
+    TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_OP_PREFIX)
+#undef TORCHOPS_OP_PREFIX
+    return names;
+  }();
+  return prefixes;
+}
+
+// The raised exception's message, if it names an op, names `called` instead (its type and
+// traceback kept), as torchops/_twins.py's _call_op does.
+void say_as(const std::string& called) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* error = PyErr_GetRaisedException();
+#else
+  PyObject *type = nullptr, *error = nullptr, *traceback = nullptr;
+  PyErr_Fetch(&type, &error, &traceback);
+  PyErr_NormalizeException(&type, &error, &traceback);
+  if (traceback != nullptr) PyException_SetTraceback(error, traceback);
+#endif
+  PyObject* args = PyObject_GetAttrString(error, "args");
+  const char* message = nullptr;
+  Py_ssize_t size = 0;
+  if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+    message = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(args, 0), &size);
+  }
+  const c10::string_view text = message == nullptr ? c10::string_view() : c10::string_view(message, size);
+  for (const std::string& prefix : op_prefixes()) {
+    if (text.substr(0, prefix.size()) != prefix) continue;
+    const std::string renamed = called + ": " + std::string(text.substr(prefix.size()));
+    PyObject* new_message = PyUnicode_FromStringAndSize(renamed.data(), static_cast<Py_ssize_t>(renamed.size()));
+    PyObject* new_args = new_message == nullptr ? nullptr : PyTuple_Pack(1, new_message);
+    if (new_args != nullptr) PyObject_SetAttrString(error, "args", new_args);
+    Py_XDECREF(new_args);
+    Py_XDECREF(new_message);
+    break;
+  }
+  Py_XDECREF(args);
+  PyErr_Clear();  // from a failed lookup above, if any: the op's error is the one raised
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(error);
+#else
+  PyErr_Restore(type, error, traceback);
+#endif
+}
+
 // The typed API, as its signatures read in torchops/ops.py and torchops/_twins.py
 // (substitute_in_graph checks that the entries and the twins agree when torch.compile first
 // loads; tests/test_binding.py, that all three do).
@@ -250,8 +304,8 @@ PyObject* entry(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs, PyO
   if (!use_torch_ops.load(std::memory_order_relaxed) && no_torch_function_handling() &&
       parse(function, args, nargs, kwnames, slots)) {
     PyObject* const result = function.call(slots);
-    if (result != nullptr && result != kTwin) return result;
-    if (result == nullptr) PyErr_Clear();  // failed: the twin raises it again, naming this function
+    if (result == nullptr) say_as(function.called);
+    if (result != kTwin) return result;
   }
   return PyObject_Vectorcall(function.twin, args, static_cast<size_t>(nargs), kwnames);
 }
@@ -308,6 +362,7 @@ PyObject* connect(PyObject* /*module*/, PyObject* twins) {
       return nullptr;
     }
     function.doc = text_signature(function);
+    function.called = std::string("torchops.") + function.name;
     for (const Param& param : function.params) function.interned.push_back(PyUnicode_InternFromString(param.name));
     function.twin = twin;
     Py_INCREF(twin);

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchops
 from torchops import _fastpath, _twins as twins, ops
@@ -198,6 +199,61 @@ def test_fake_tensor_mode_raises_the_eager_error():
     with FakeTensorMode() as mode:
         with pytest.raises(TypeError, match="torchops.bitshift: x must be an integer tensor"):
             torchops.bitshift(mode.from_tensor(_floats()), 1, "LEFT")
+
+
+class DispatchRecorder(TorchDispatchMode):
+    """Records every torchops op the dispatcher hands to Python modes."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace == "torchops":
+            self.seen.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _sparse(x, c, f):
+    return torchops.bitwise_left_shift(x.to_sparse(), c)
+
+
+# Calls that fail in the op: (name, call, the overload, the error, how its message begins).
+FAILING_CALLS = [
+    ("shapes that do not broadcast", lambda x, c, f: torchops.bitwise_left_shift(x, c[:4]), OPS.bitshift.default,
+     RuntimeError, "torchops.bitwise_left_shift: x of shape [6] and y of shape [4] do not broadcast"),
+    ("out of another dtype", lambda x, c, f: torchops.bitshift(x, 3, "RIGHT", out=torch.empty(6)),
+     OPS.bitshift.Scalar_out, RuntimeError, "torchops.bitshift: out has dtype float32"),
+    ("in place, a wider result", lambda x, c, f: torchops.bitwise_right_shift_(x, c.long()), OPS.bitshift_.default,
+     RuntimeError, "torchops.bitwise_right_shift_: the result dtype int64"),
+    ("an unknown direction", lambda x, c, f: torchops.bitshift(x, c, "UP"), OPS.bitshift.default, ValueError,
+     "torchops.bitshift: direction must be one of"),
+    ("signbit of complex", lambda x, c, f: torchops.signbit(f.to(torch.complex64)), OPS.signbit.default, TypeError,
+     "torchops.signbit: x must be a float16"),
+    ("signbit, out not bool", lambda x, c, f: torchops.signbit(f, out=torch.empty(6)), OPS.signbit.out,
+     RuntimeError, "torchops.signbit: out has dtype float32"),
+    ("a sparse x", _sparse, OPS.bitshift.default, TypeError, "torchops.bitwise_left_shift: x must be a strided"),
+]
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+@pytest.mark.parametrize("name, call, overload, error, message", [(name, call, overload, None, None)
+                                                                  for name, call, overload in CALLS] + FAILING_CALLS,
+                         ids=CALL_IDS + [case[0] for case in FAILING_CALLS])
+def test_each_typed_call_dispatches_its_op_once(name, call, overload, error, message, path):
+    x, counts, floats = _x(), _counts(), _floats()
+    before = x.clone()
+    with _fastpath.torch_ops_only() if path == "torch.ops" else contextlib.nullcontext():
+        with DispatchRecorder() as recorder:
+            if error is None:
+                call(x, counts, floats)
+            else:
+                with pytest.raises(error) as raised:
+                    call(x, counts, floats)
+    assert recorder.seen == [overload]
+    if error is not None:
+        assert str(raised.value).startswith(message), raised.value
+        assert torch.equal(x, before)
 
 
 @pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)

@@ -1,6 +1,7 @@
 """The README's Python examples, executed: every statement runs, and each expression whose
 line ends with a comment holding a list must give that list."""
 import ast
+import inspect
 import linecache
 import re
 from pathlib import Path
@@ -38,3 +39,21 @@ def test_readme_examples_give_the_values_their_comments_show():
             assert result.tolist() == eval(shown.group(0)), f"README: {code} gives {result.tolist()}"
             checked += 1
     assert checked >= 11
+
+
+def _without_annotations(function) -> str:
+    """`bitshift(x, y, direction, arithmetic=True, out=None)`: the signature as README writes it."""
+    signature = inspect.signature(function)
+    plain = signature.replace(parameters=[parameter.replace(annotation=inspect.Parameter.empty)
+                                          for parameter in signature.parameters.values()],
+                              return_annotation=inspect.Signature.empty)
+    return f"{function.__name__}{plain}"
+
+
+def test_readme_api_table_gives_every_public_function_with_its_signature():
+    text = README.read_text()
+    table = text[text.index("## API"):].split("\n\n")[1]
+    written = {match.group(1): match.group(0) for match in re.finditer(r"\b([a-z_]+)\([^)`]*\)", table)}
+    assert set(written) == set(torchops.ops.__all__)
+    for name, signature in written.items():
+        assert signature == _without_annotations(getattr(torchops, name))

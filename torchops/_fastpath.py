@@ -5,8 +5,9 @@ Each function of ``torchops.ops`` has a compiled entry of the same signature
 operator through the dispatcher when every tensor argument is a plain ``torch.Tensor``, no
 TorchFunctionMode is active and the arguments are of the common kinds; every other call
 goes unchanged to its *twin* in torchops/_twins.py, which reaches the operator through
-``torch.ops`` and owns the argument checks and messages (a call that fails in the entry
-goes to the twin too, which raises the error again, naming the function called).
+``torch.ops`` and owns the argument checks and messages. Either way the op is dispatched
+once: a call the entry takes has passed every check of the twin, and the entry says the
+op's errors as the twin does, naming the function called.
 torch.compile traces the twin instead of the entry (``torch.compiler.substitute_in_graph``),
 so compiled graphs hold the same ``torchops::`` ops.
 
