@@ -81,7 +81,9 @@ class build_py_with_build_info(build_py):
 
 
 def compile_and_link_flags():
-    cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3"]
+    # -g0: Python's own CFLAGS (which setuptools passes first) carry -g; without debug
+    # information a build takes about a quarter less time and the objects are 30x smaller.
+    cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
     link_flags = ["-g"] if DEBUG else []
     names = sanitizers()
     if names:
