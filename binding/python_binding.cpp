@@ -55,10 +55,10 @@ struct Function {
   std::vector<Param> params;  // positional-or-keyword first, then keyword-only
   int positional;             // how many params may be passed by position
   PyObject* (*call)(const Slots& args);
-  // Set by _connect: the twin, the name messages give ("torchops.bitshift"), the parameter
-  // names as interned str, the text signature.
+  // Set by _connect: the twin, the name messages give ("torchops.bitshift", a str), the
+  // parameter names as interned str, the text signature.
   PyObject* twin = nullptr;
-  std::string called;
+  PyObject* called = nullptr;
   std::vector<PyObject*> interned;
   std::string doc;
   PyMethodDef def{};
@@ -205,21 +205,13 @@ PyObject* signbit(const Slots& args) {
   END_HANDLE_TH_ERRORS
 }
 
-// The op's names, as its messages begin: "torchops.bitshift: ".
-const std::vector<std::string>& op_prefixes() {
-  static const std::vector<std::string> prefixes = [] {
-    std::vector<std::string> names;
-#define TORCHOPS_OP_PREFIX(function, Signature, name, overload, schema) names.push_back("torchops." name ": ");
-    TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_OP_PREFIX)
-#undef TORCHOPS_OP_PREFIX
-    return names;
-  }();
-  return prefixes;
-}
+// Set by _connect: torchops/_twins.py's say_as(called, error), the one rule for saying an
+// op's error as the function the user called.
+PyObject* say_as_function = nullptr;
 
-// The raised exception's message, if it names an op, names `called` instead (its type and
-// traceback kept), as torchops/_twins.py's _call_op does.
-void say_as(const std::string& called) {
+// The raised exception, said as `called` by say_as (its type and traceback kept). Should
+// say_as itself fail, the op's error is raised as it is.
+void say_as(PyObject* called) {
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject* error = PyErr_GetRaisedException();
 #else
@@ -228,26 +220,9 @@ void say_as(const std::string& called) {
   PyErr_NormalizeException(&type, &error, &traceback);
   if (traceback != nullptr) PyException_SetTraceback(error, traceback);
 #endif
-  PyObject* args = PyObject_GetAttrString(error, "args");
-  const char* message = nullptr;
-  Py_ssize_t size = 0;
-  if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
-      PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
-    message = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(args, 0), &size);
-  }
-  const c10::string_view text = message == nullptr ? c10::string_view() : c10::string_view(message, size);
-  for (const std::string& prefix : op_prefixes()) {
-    if (text.substr(0, prefix.size()) != prefix) continue;
-    const std::string renamed = called + ": " + std::string(text.substr(prefix.size()));
-    PyObject* new_message = PyUnicode_FromStringAndSize(renamed.data(), static_cast<Py_ssize_t>(renamed.size()));
-    PyObject* new_args = new_message == nullptr ? nullptr : PyTuple_Pack(1, new_message);
-    if (new_args != nullptr) PyObject_SetAttrString(error, "args", new_args);
-    Py_XDECREF(new_args);
-    Py_XDECREF(new_message);
-    break;
-  }
-  Py_XDECREF(args);
-  PyErr_Clear();  // from a failed lookup above, if any: the op's error is the one raised
+  PyObject* said = PyObject_CallFunctionObjArgs(say_as_function, called, error, nullptr);
+  if (said == nullptr) PyErr_Clear();
+  Py_XDECREF(said);
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(error);
 #else
@@ -332,12 +307,17 @@ std::string text_signature(const Function& function) {
   return text + ")\n--\n\n";
 }
 
-// _connect(twins: dict[str, function]) -> dict[str, builtin function]: pairs every entry
-// with its twin and makes the entry a builtin function with the signature as its docstring
+// _connect(twins: dict[str, function], say_as) -> dict[str, builtin function]: pairs every
+// entry with its twin, keeps say_as for the op's errors, and makes the entry a builtin
+// function with the signature as its docstring
 // (CPython's form, which inspect.signature reads: the typed API's functions carry the docs).
-PyObject* connect(PyObject* /*module*/, PyObject* twins) {
-  if (!PyDict_Check(twins)) {
-    PyErr_SetString(PyExc_TypeError, "torchops._binding._connect: expected a dict of the typed API's functions");
+PyObject* connect(PyObject* /*module*/, PyObject* args) {
+  PyObject* twins = nullptr;
+  PyObject* saying = nullptr;
+  if (!PyArg_ParseTuple(args, "OO:_connect", &twins, &saying)) return nullptr;
+  if (!PyDict_Check(twins) || !PyCallable_Check(saying)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "torchops._binding._connect: expected a dict of the typed API's functions and say_as");
     return nullptr;
   }
   if (PyDict_Size(twins) != kFunctionCount) {
@@ -346,6 +326,7 @@ PyObject* connect(PyObject* /*module*/, PyObject* twins) {
     return nullptr;
   }
   const auto entries = make_entries(std::make_integer_sequence<int, kFunctionCount>{});
+  Py_XSETREF(say_as_function, Py_NewRef(saying));
   PyObject* result = PyDict_New();
   if (result == nullptr) return nullptr;
   for (int i = 0; i < kFunctionCount; ++i) {
@@ -362,7 +343,11 @@ PyObject* connect(PyObject* /*module*/, PyObject* twins) {
       return nullptr;
     }
     function.doc = text_signature(function);
-    function.called = std::string("torchops.") + function.name;
+    function.called = PyUnicode_FromFormat("torchops.%s", function.name);
+    if (function.called == nullptr) {
+      Py_DECREF(result);
+      return nullptr;
+    }
     for (const Param& param : function.params) function.interned.push_back(PyUnicode_InternFromString(param.name));
     function.twin = twin;
     Py_INCREF(twin);
@@ -393,7 +378,7 @@ PyObject* using_torch_ops(PyObject* /*module*/, PyObject* /*unused*/) {
 }
 
 PyMethodDef module_methods[] = {
-    {"_connect", reinterpret_cast<PyCFunction>(&connect), METH_O, nullptr},
+    {"_connect", reinterpret_cast<PyCFunction>(&connect), METH_VARARGS, nullptr},
     {"_use_torch_ops", reinterpret_cast<PyCFunction>(&set_use_torch_ops), METH_O, nullptr},
     {"_using_torch_ops", reinterpret_cast<PyCFunction>(&using_torch_ops), METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr},

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 
 from torchops import _on_import
 from torchops._twins import TWINS as _TWINS  # the binding checks that it has an entry for each, and no other
+from torchops._twins import say_as as _say_as
 
 _CALL_PATHS = ("binding", "torch.ops")
 _requested = os.environ.get("TORCHOPS_CALL_PATH", "binding")
@@ -43,7 +44,7 @@ def _load() -> tuple[object | None, dict[str, Callable]]:
             stacklevel=3,
         )
         return None, dict(_TWINS)
-    return _binding, _binding._connect(_TWINS)
+    return _binding, _binding._connect(_TWINS, _say_as)
 
 
 _binding, FUNCTIONS = _load()

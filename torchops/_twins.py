@@ -53,10 +53,16 @@ def _call_op(called: str, op, *args, **kwargs):
             for arg, value in [*zip(("x", "y"), args[:2]), ("out", kwargs.get("out"))]:
                 if isinstance(value, Tensor) and value.layout != torch.strided:
                     raise TypeError(f"{called}: {arg} must be a strided (dense) tensor, got {value.layout}") from None
-        message = error.args[0] if len(error.args) == 1 else None
-        if isinstance(message, str) and message.startswith(_OP_PREFIXES):
-            error.args = (f"{called}: {message.partition(': ')[2]}",)
+        say_as(called, error)
         raise
+
+
+def say_as(called: str, error: BaseException) -> None:
+    """Makes an error whose message names an op (``torchops.bitshift: ...``) name `called`
+    instead, keeping its type. The compiled entries say the op's errors with it too."""
+    message = error.args[0] if len(error.args) == 1 else None
+    if isinstance(message, str) and message.startswith(_OP_PREFIXES):
+        error.args = (f"{called}: {message.partition(': ')[2]}",)
 
 
 def _is_numpy_bool(value: object) -> bool:
