@@ -30,7 +30,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("DEBUG", "0") == "1"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 
 
 def sanitizers():

@@ -134,10 +134,10 @@ PyObject* shift(PyObject* x, PyObject* y, c10::string_view direction, PyObject* 
     const at::Tensor& self = THPVariable_Unpack(x);
     if (in_place) {
       ReleasedGil released;
-      in_place_op.call(self, count, direction, arithmetic);
+      in_place_op.call(op::writable(self), count, direction, arithmetic);
     } else if (!absent_or_none(out)) {
       ReleasedGil released;
-      out_op.call(self, count, direction, arithmetic, THPVariable_Unpack(out));
+      out_op.call(self, count, direction, arithmetic, op::writable(THPVariable_Unpack(out)));
     } else {
       at::Tensor result;
       {
@@ -192,7 +192,7 @@ PyObject* signbit(const Slots& args) {
   if (!absent_or_none(out)) {
     {
       ReleasedGil released;
-      op::signbit_out().call(THPVariable_Unpack(x), THPVariable_Unpack(out));
+      op::signbit_out().call(THPVariable_Unpack(x), op::writable(THPVariable_Unpack(out)));
     }
     return new_reference(out);
   }

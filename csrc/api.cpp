@@ -16,25 +16,21 @@ at::Tensor bitshift(const at::Tensor& x, const at::Scalar& y, std::string_view d
 }
 
 const at::Tensor& bitshift_(const at::Tensor& x, const at::Tensor& y, std::string_view direction, bool arithmetic) {
-  op::bitshift_inplace().call(x, y, direction, arithmetic);
-  return x;
+  return op::bitshift_inplace().call(op::writable(x), y, direction, arithmetic);
 }
 
 const at::Tensor& bitshift_(const at::Tensor& x, const at::Scalar& y, std::string_view direction, bool arithmetic) {
-  op::bitshift_scalar_inplace().call(x, y, direction, arithmetic);
-  return x;
+  return op::bitshift_scalar_inplace().call(op::writable(x), y, direction, arithmetic);
 }
 
 const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const at::Tensor& y,
                                std::string_view direction, bool arithmetic) {
-  op::bitshift_out().call(x, y, direction, arithmetic, out);
-  return out;
+  return op::bitshift_out().call(x, y, direction, arithmetic, op::writable(out));
 }
 
 const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const at::Scalar& y,
                                std::string_view direction, bool arithmetic) {
-  op::bitshift_scalar_out().call(x, y, direction, arithmetic, out);
-  return out;
+  return op::bitshift_scalar_out().call(x, y, direction, arithmetic, op::writable(out));
 }
 
 at::Tensor signbit(const at::Tensor& x) {
@@ -42,8 +38,7 @@ at::Tensor signbit(const at::Tensor& x) {
 }
 
 const at::Tensor& signbit_out(const at::Tensor& out, const at::Tensor& x) {
-  op::signbit_out().call(x, out);
-  return out;
+  return op::signbit_out().call(x, op::writable(out));
 }
 
 }  // namespace torchops

@@ -1,8 +1,7 @@
 // Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD): its
 // schema, which csrc/registration.cpp defines, its C++ signature, and its typed handle.
-// Adding an overload is a line here, its CPU kernel named after the handle (csrc/ops/cpu.h),
-// its fake (torchops/_fake.py) and, for one that writes a tensor, its version counting
-// (csrc/ops/autograd.cpp).
+// Adding an overload is a line here, its CPU kernel named after the handle (csrc/ops/cpu.h)
+// and its fake (torchops/_fake.py); docs/internals.md has the whole recipe.
 //
 // A handle is looked up in the dispatcher once, on first use. Calling it is a full
 // dispatcher call: every dispatch key (Autograd, Python modes, tracing, functorch) sees it,
@@ -19,15 +18,15 @@ namespace torchops::op {
 using Bitshift = at::Tensor(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic);
 using BitshiftScalar = at::Tensor(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
                                   bool arithmetic);
-using BitshiftOut = void(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
-                         const at::Tensor& out);
-using BitshiftScalarOut = void(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
-                               bool arithmetic, const at::Tensor& out);
-using BitshiftInplace = void(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic);
-using BitshiftScalarInplace = void(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
-                                   bool arithmetic);
+using BitshiftOut = at::Tensor&(const at::Tensor& x, const at::Tensor& y, c10::string_view direction,
+                                bool arithmetic, at::Tensor& out);
+using BitshiftScalarOut = at::Tensor&(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
+                                      bool arithmetic, at::Tensor& out);
+using BitshiftInplace = at::Tensor&(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic);
+using BitshiftScalarInplace = at::Tensor&(at::Tensor& x, const at::Scalar& y, c10::string_view direction,
+                                          bool arithmetic);
 using Signbit = at::Tensor(const at::Tensor& x);
-using SignbitOut = void(const at::Tensor& x, const at::Tensor& out);
+using SignbitOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
 
 namespace detail {
 template <class Signature>
@@ -36,30 +35,46 @@ c10::TypedOperatorHandle<Signature> find(const char* name, const char* overload)
 }
 }  // namespace detail
 
-// X(handle, Signature, name, overload, schema). Mutating overloads return nothing, so that
-// torch.compile can functionalize them.
-#define TORCHOPS_FOR_EACH_OVERLOAD(X)                                                                            \
-  X(bitshift, Bitshift, "bitshift", "",                                                                          \
-    "bitshift(Tensor x, Tensor y, str direction, bool arithmetic=True) -> Tensor")                                 \
-  X(bitshift_scalar, BitshiftScalar, "bitshift", "Scalar",                                                        \
-    "bitshift.Scalar(Tensor x, Scalar y, str direction, bool arithmetic=True) -> Tensor")                          \
-  X(bitshift_out, BitshiftOut, "bitshift", "out",                                                                 \
-    "bitshift.out(Tensor x, Tensor y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()")              \
-  X(bitshift_scalar_out, BitshiftScalarOut, "bitshift", "Scalar_out",                                             \
-    "bitshift.Scalar_out(Tensor x, Scalar y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> ()")       \
-  X(bitshift_inplace, BitshiftInplace, "bitshift_", "",                                                           \
-    "bitshift_(Tensor(a!) x, Tensor y, str direction, bool arithmetic=True) -> ()")                                \
-  X(bitshift_scalar_inplace, BitshiftScalarInplace, "bitshift_", "Scalar",                                        \
-    "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> ()")                         \
-  X(signbit, Signbit, "signbit", "", "signbit(Tensor x) -> Tensor")                                                \
-  X(signbit_out, SignbitOut, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> ()")
+// What an overload does with its arguments, which says its tag and its version counting:
+// functional (a new result), out (writes its keyword-only `out` and returns it, as ATen's
+// .out overloads do: torch.Tag.out) or inplace (writes x and returns it: torch.Tag.inplace).
+enum class Kind { functional, out, inplace };
 
-#define TORCHOPS_OP_HANDLE(function, Signature, name, overload, schema)                      \
+// X(handle, Signature, kind, name, overload, schema). The writing overloads return the
+// tensor they wrote, with its alias annotation, as ATen's do; their tags tell
+// torch.compile's functionalization that the return aliases that argument and nothing else.
+#define TORCHOPS_FOR_EACH_OVERLOAD(X)                                                                            \
+  X(bitshift, Bitshift, functional, "bitshift", "",                                                              \
+    "bitshift(Tensor x, Tensor y, str direction, bool arithmetic=True) -> Tensor")                                 \
+  X(bitshift_scalar, BitshiftScalar, functional, "bitshift", "Scalar",                                            \
+    "bitshift.Scalar(Tensor x, Scalar y, str direction, bool arithmetic=True) -> Tensor")                          \
+  X(bitshift_out, BitshiftOut, out, "bitshift", "out",                                                            \
+    "bitshift.out(Tensor x, Tensor y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> Tensor(a!)")      \
+  X(bitshift_scalar_out, BitshiftScalarOut, out, "bitshift", "Scalar_out",                                        \
+    "bitshift.Scalar_out(Tensor x, Scalar y, str direction, bool arithmetic=True, *, Tensor(a!) out) -> Tensor(a!)") \
+  X(bitshift_inplace, BitshiftInplace, inplace, "bitshift_", "",                                                  \
+    "bitshift_(Tensor(a!) x, Tensor y, str direction, bool arithmetic=True) -> Tensor(a!)")                        \
+  X(bitshift_scalar_inplace, BitshiftScalarInplace, inplace, "bitshift_", "Scalar",                               \
+    "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> Tensor(a!)")                 \
+  X(signbit, Signbit, functional, "signbit", "", "signbit(Tensor x) -> Tensor")                                    \
+  X(signbit_out, SignbitOut, out, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+
+// "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
+#define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)
+
+#define TORCHOPS_OP_HANDLE(function, Signature, kind, name, overload, schema)                    \
   inline const c10::TypedOperatorHandle<Signature>& function() {                              \
     static const auto handle = detail::find<Signature>("torchops::" name, overload);          \
     return handle;                                                                            \
   }
 TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_OP_HANDLE)
 #undef TORCHOPS_OP_HANDLE
+
+// The tensor a writing overload writes, as its handle takes it (ATen's at::Tensor&) from a
+// caller that holds a const reference. The constness of an at::Tensor is that of the handle,
+// not of the data (ATen's own in-place methods are const), so nothing is lost.
+inline at::Tensor& writable(const at::Tensor& tensor) {
+  return const_cast<at::Tensor&>(tensor);
+}
 
 }  // namespace torchops::op

@@ -1,21 +1,40 @@
-// The torchops library, registered from csrc/overloads.h's list: every overload's schema,
-// its CPU kernel (csrc/ops/cpu.h) for the CPU and QuantizedCPU keys, and the Autograd
+// The torchops library, registered from csrc/overloads.h's list: every overload's schema and
+// tags, its CPU kernel (csrc/ops/cpu.h) for the CPU and QuantizedCPU keys, and the Autograd
 // fallthrough. The writing overloads' version counting (ADInplaceOrView): csrc/ops/autograd.cpp.
 #include <torch/library.h>
+
+#include <vector>
 
 #include "dispatch/capability.h"
 #include "ops/cpu.h"
 #include "overloads.h"
 
-// "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
-#define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)
+namespace {
+
+// Every op is pointwise and follows PyTorch 2's rules for custom ops (pt2_compliant); a
+// writing overload says which kind of write it makes (csrc/overloads.h's Kind).
+const std::vector<at::Tag>& tags_of(torchops::op::Kind kind) {
+  static const std::vector<at::Tag> functional = {at::Tag::pt2_compliant_tag, at::Tag::pointwise};
+  static const std::vector<at::Tag> out = {at::Tag::pt2_compliant_tag, at::Tag::pointwise, at::Tag::out};
+  static const std::vector<at::Tag> inplace = {at::Tag::pt2_compliant_tag, at::Tag::pointwise, at::Tag::inplace};
+  switch (kind) {
+    case torchops::op::Kind::out:
+      return out;
+    case torchops::op::Kind::inplace:
+      return inplace;
+    default:
+      return functional;
+  }
+}
+
+}  // namespace
 
 TORCH_LIBRARY(torchops, m) {
   // Where the fake (meta) kernels are: PyTorch names it when they are missing (the library
   // loaded without `import torchops`) and checks that they are registered from there.
   m.set_python_module("torchops._fake");
-  const std::vector<at::Tag> tags = {at::Tag::pt2_compliant_tag, at::Tag::pointwise};
-#define TORCHOPS_DEFINE(function, Signature, name, overload, schema) m.def(schema, tags);
+#define TORCHOPS_DEFINE(function, Signature, kind, name, overload, schema) \
+  m.def(schema, tags_of(torchops::op::Kind::kind));
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DEFINE)
 #undef TORCHOPS_DEFINE
 
@@ -28,7 +47,7 @@ TORCH_LIBRARY(torchops, m) {
 
 // A plain function pointer rather than TORCH_FN: TORCH_FN's compile-time null check of a
 // function defined in another file does not compile under -fsanitize=undefined.
-#define TORCHOPS_IMPL_CPU(function, Signature, name, overload, schema) \
+#define TORCHOPS_IMPL_CPU(function, Signature, kind, name, overload, schema) \
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), &torchops::cpu::function);
 
 TORCH_LIBRARY_IMPL(torchops, CPU, m) {
@@ -48,7 +67,7 @@ TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
 // dispatcher skips the key, so a call costs nothing there and no output ever has a grad_fn
 // (the outputs are integer or bool tensors, which cannot require grad anyway).
 TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
-#define TORCHOPS_FALLTHROUGH(function, Signature, name, overload, schema) \
+#define TORCHOPS_FALLTHROUGH(function, Signature, kind, name, overload, schema) \
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), torch::CppFunction::makeFallthrough());
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_FALLTHROUGH)
 #undef TORCHOPS_FALLTHROUGH

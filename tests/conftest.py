@@ -204,8 +204,9 @@ def shift(api, x, y, direction, arithmetic=True, out=None):
         if out is None:
             return torch.ops.torchops.bitshift(x, y, direction, arithmetic)
         overload = torch.ops.torchops.bitshift.out if isinstance(y, torch.Tensor) else torch.ops.torchops.bitshift.Scalar_out
-        assert overload(x, y, direction, arithmetic, out=out) is None
-        return out
+        returned = overload(x, y, direction, arithmetic, out=out)
+        assert returned is out
+        return returned
     raise AssertionError(api)
 
 
@@ -222,16 +223,17 @@ def called_name(api, direction, in_place=False):
 
 
 def shift_(api, x, y, direction, arithmetic=True):
-    """In-place shift.  The Python API's in-place functions are the Paddle
-    ones (they return x); the op returns nothing, so this returns x for it."""
+    """In-place shift: the Python API's in-place functions are the Paddle ones. Each
+    returns x, as the op does."""
     import torchops
 
     if api in ("bitshift", "paddle"):
         fn = torchops.bitwise_left_shift_ if direction.upper() == "LEFT" else torchops.bitwise_right_shift_
         return fn(x, y, is_arithmetic=arithmetic)
     if api == "ops":
-        assert torch.ops.torchops.bitshift_(x, y, direction, arithmetic) is None
-        return x
+        returned = torch.ops.torchops.bitshift_(x, y, direction, arithmetic)
+        assert returned is x
+        return returned
     raise AssertionError(api)
 
 
@@ -302,10 +304,11 @@ import torchops  # noqa: E402,F401
 
 CPU_CAPABILITIES = list(torch.ops.torchops._supported_cpu_capabilities())
 
-# Every overload, as "torchops.<op>.<overload>" (str of an OpOverload); the schemas
-# themselves are pinned by test_torch_integration.test_schemas_are_the_contract.
-OVERLOAD_NAMES = {f"torchops.{op}.{overload}" for op in ("bitshift", "bitshift_", "signbit")
-                  for overload in getattr(torch.ops.torchops, op).overloads()}
+# Every overload, as "torchops.<op>.<overload>" (str of an OpOverload), from the registered
+# library; test_torch_integration.test_schemas_are_the_contract holds the schemas to the docs.
+from torchops._contract import OVERLOADS  # noqa: E402
+
+OVERLOAD_NAMES = {str(overload) for overload in OVERLOADS}
 
 
 @pytest.fixture(params=CPU_CAPABILITIES, ids=lambda level: f"cpu={level}")

@@ -29,8 +29,8 @@ from torchops import _fastpath, _twins as twins, ops
 from conftest import make_tensor
 
 OPS = torch.ops.torchops
-TYPED_FUNCTIONS = ["bitshift", "bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_",
-                   "bitwise_right_shift_", "signbit"]
+# The functions with a compiled entry: the public API but the kernel-level query.
+TYPED_FUNCTIONS = [name for name in ops.__all__ if name != "cpu_capability"]
 
 
 def _x():
@@ -65,6 +65,14 @@ CALLS = [
 CALL_IDS = [name for name, _, _ in CALLS]
 
 
+def test_the_calls_reach_every_overload_and_every_function():
+    from torchops._contract import OVERLOADS
+
+    assert {overload for _, _, overload in CALLS} == set(OVERLOADS)
+    sources = " ".join(inspect.getsource(call) for _, call, _ in CALLS)
+    assert all(f"torchops.{name}(" in sources for name in TYPED_FUNCTIONS)
+
+
 def _eager(call):
     """The answer on the torch.ops path, for comparison."""
     with _fastpath.torch_ops_only():
@@ -93,6 +101,14 @@ def test_the_function_its_entry_and_its_twin_have_one_signature(name):
         return_annotation=inspect.Signature.empty)
     assert inspect.signature(entry) == plain
     assert inspect.getdoc(function)
+    # The TorchScript signatures (the @overload stubs) narrow the types, nothing else.
+    from torch import _jit_internal
+
+    stubs = _jit_internal._get_fn_overloads(_jit_internal._qualified_name(function)) or []
+    assert stubs or name == "signbit"  # signbit has one signature, the function's own
+    for stub in stubs:
+        assert [(p.name, p.default) for p in inspect.signature(stub).parameters.values()] == \
+            [(p.name, p.default) for p in signature.parameters.values()], stub
 
 
 def test_a_python_call_reaches_the_entry():
@@ -389,6 +405,31 @@ def test_compile_sees_the_torchops_ops_without_a_graph_break(dynamic):
     assert 1 <= len(graphs) <= 2
     targets = {node.target for node in graphs[0].graph.nodes if node.op == "call_function"}
     assert {overload for _, _, overload in CALLS} <= targets, targets
+
+
+def _guarded_globals(function, *args):
+    """The module globals whose values torch.compile checks before each call of `function`'s
+    compiled code: the `source=G[...]` lines of its guard tree (Dynamo's guard manager, read
+    through its debugging helper)."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    torch._dynamo.reset()
+    torch.compile(function, backend="eager", fullgraph=True)(*args)
+    (entry,) = _debug_get_cache_entry_list(function)
+    return set(re.findall(r"source=(G\[[^,]*?)(?:,|$)", str(entry.guard_manager), re.M))
+
+
+@pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
+def test_a_compiled_typed_call_is_guarded_as_the_raw_op(name, call, overload):
+    # Dynamo guards what it reads: a typed call must cost no guard but the function's own,
+    # as a call of torch.ops.torchops.* costs the op's; not the code, defaults or globals of
+    # the twin it traces (each re-checked before every call of the compiled code).
+    def program(x, counts, floats):
+        return call(x, counts, floats)
+
+    guarded = {source for source in _guarded_globals(program, _x(), _counts(), _floats()) if "torchops" in source}
+    called = re.search(r"torchops\.(\w+)\(", inspect.getsource(call)).group(1)
+    assert guarded == {"G['torchops']", f"G['torchops'].{called}"}
 
 
 def test_import_torchops_does_not_import_dynamo_and_compile_still_works():

@@ -159,7 +159,7 @@ def test_out(api, layout, out_kind):
             returned = torchops.signbit(x, out=out)
             assert returned is out
         else:
-            assert torch.ops.torchops.signbit.out(x, out=out) is None
+            assert torch.ops.torchops.signbit.out(x, out=out) is out
     assert out.dtype == torch.bool
     assert out.shape == x.shape == builtin_out.shape
     assert out.stride() == builtin_out.stride()

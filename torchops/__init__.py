@@ -18,6 +18,7 @@ torch.ops.torchops._cpu_capability()
 
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)
+from torchops import _vmap  # noqa: E402,F401  (torch.vmap batching rules)
 from torchops import _inductor, _on_import  # noqa: E402
 from torchops import ops  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402

@@ -5,7 +5,7 @@ _twins.py, _fake.py, _inductor.py, _sharding.py and onnx.py take them from here,
 adding a dtype or an overload is one edit on the Python side (csrc/ has the C++ side's own:
 csrc/overloads.h and csrc/ops/common.h; tests/test_torch_integration.py checks that the fake
 kernels' messages are the ops'). Imported once the operator
-library is loaded (``torchops/__init__.py``): ``OVERLOADS`` looks the ops up.
+library is loaded (``torchops/__init__.py``): ``OVERLOADS`` reads the registered library.
 """
 from __future__ import annotations
 
@@ -28,12 +28,21 @@ SIGNBIT_DTYPES = SHIFT_DTYPES + SIGNBIT_FLOAT_DTYPES + (torch.bool,)
 #: The spellings of a shift's direction.
 DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
 
-_op = torch.ops.torchops
-#: Every overload of the three ops.
-OVERLOADS = (
-    _op.bitshift.default, _op.bitshift.Scalar, _op.bitshift.out, _op.bitshift.Scalar_out,
-    _op.bitshift_.default, _op.bitshift_.Scalar, _op.signbit.default, _op.signbit.out,
-)
+def _registered_overloads() -> tuple:
+    """Every public overload the operator library registers (csrc/overloads.h's list), as
+    OpOverloads, in the dispatcher's order; the private ops (``_cpu_capability``, ...) aside."""
+    overloads = []
+    for name in torch._C._dispatch_get_all_op_names():
+        namespace, _, qualified = name.partition("::")
+        if namespace == "torchops" and not qualified.startswith("_"):
+            op, _, overload = qualified.partition(".")
+            overloads.append(getattr(getattr(torch.ops.torchops, op), overload or "default"))
+    return tuple(sorted(overloads, key=str))
+
+
+#: Every overload of the ops: the one list that the Python side (fakes, batching rules,
+#: lowerings, sharding rules, ONNX translations) and the tests' coverage checks take.
+OVERLOADS = _registered_overloads()
 
 
 def dtype_name(dtype: torch.dtype) -> str:

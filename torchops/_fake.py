@@ -110,9 +110,14 @@ def _elementwise_empty(inputs: tuple[Tensor, ...], shape, dtype: torch.dtype) ->
     return torch.empty_strided(shape, strides, dtype=dtype, device=inputs[0].device)
 
 
-def _resize_out(out: Tensor, shape) -> None:
+def _resized_out(out: Tensor, inputs: tuple[Tensor, ...], shape) -> Tensor:
+    """out, resized as the kernels resize it (TensorIterator): an out of another shape takes
+    the result's shape in the inputs' memory order, as a new output would. The out=
+    overloads return it."""
     if out.shape != shape:
         out.resize_(shape)
+        out.as_strided_(shape, _elementwise_empty(inputs, shape, out.dtype).stride())
+    return out
 
 
 @torch.library.register_fake("torchops::bitshift")
@@ -130,7 +135,7 @@ def _bitshift_out(x, y, direction, arithmetic=True, *, out):
     dtype = _result_type(_OP, x, y)
     _check_direction(_OP, direction)
     _check_out_dtype(_OP, out, dtype)
-    _resize_out(out, _broadcast_shape(_OP, x, y))
+    return _resized_out(out, (x, y), _broadcast_shape(_OP, x, y))
 
 
 @torch.library.register_fake("torchops::bitshift_")
@@ -149,6 +154,7 @@ def _bitshift_inplace(x, y, direction, arithmetic=True):
         lambda: f"{_INPLACE_OP}: the result has the broadcast shape {_shape(shape)} but x has shape "
         f"{_shape(x.shape)}; an in-place shift cannot change x's shape",
     )
+    return x
 
 
 @torch.library.register_fake("torchops::bitshift.Scalar")
@@ -166,7 +172,7 @@ def _bitshift_scalar_out(x, y, direction, arithmetic=True, *, out):
     _check_direction(_OP, direction)
     _check_scalar_count(_OP, y)
     _check_out_dtype(_OP, out, x.dtype)
-    _resize_out(out, x.shape)
+    return _resized_out(out, (x,), x.shape)
 
 
 @torch.library.register_fake("torchops::bitshift_.Scalar")
@@ -174,6 +180,7 @@ def _bitshift_scalar_inplace(x, y, direction, arithmetic=True):
     _check_shift_dtype(_INPLACE_OP, "x", x.dtype)
     _check_direction(_INPLACE_OP, direction)
     _check_scalar_count(_INPLACE_OP, y)
+    return x
 
 
 def _check_signbit_dtype(dtype: torch.dtype) -> None:
@@ -199,4 +206,4 @@ def _signbit_out(x, *, out):
         lambda: f"{SIGNBIT}: out has dtype {_name(out.dtype)} but the result has dtype bool; "
         "out= does not convert, pass an out of dtype bool",
     )
-    _resize_out(out, x.shape)
+    return _resized_out(out, (x,), x.shape)

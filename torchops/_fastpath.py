@@ -8,8 +8,9 @@ goes unchanged to its *twin* in torchops/_twins.py, which reaches the operator t
 ``torch.ops`` and owns the argument checks and messages. Either way the op is dispatched
 once: a call the entry takes has passed every check of the twin, and the entry says the
 op's errors as the twin does, naming the function called.
-torch.compile traces the twin instead of the entry (``torch.compiler.substitute_in_graph``),
-so compiled graphs hold the same ``torchops::`` ops.
+torch.compile traces the twin instead of the function and its entry
+(``torch.compiler.substitute_in_graph``, see compile_as_twins), so compiled graphs hold the
+same ``torchops::`` ops.
 
 ``FUNCTIONS`` maps each function's name to what it calls from Python: the entry, or the twin
 when the binding is missing or failed to load. ``TORCHOPS_CALL_PATH=torch.ops`` sends every
@@ -72,14 +73,18 @@ def torch_ops_only() -> Iterator[None]:
         _binding._use_torch_ops(before)
 
 
-def _substitute_in_graph() -> None:
-    """Gives torch.compile the twin of every entry to trace (the entries are C functions)."""
-    import torch
+def compile_as_twins(functions: dict[str, Callable]) -> None:
+    """Has torch.compile trace each twin in place of the typed function of its name (from
+    torchops.ops) and of its compiled entry, once torch._dynamo is imported (which costs more
+    than a second, so whoever needs it imports it). Traced in their place, the functions
+    themselves cost no guard but their identity: Dynamo would otherwise guard the typed
+    function's code, defaults and globals, and cannot trace a C function at all."""
+    def substitute() -> None:
+        import torch
 
-    for name, entry in FUNCTIONS.items():
-        torch.compiler.substitute_in_graph(entry)(_TWINS[name])
+        for name, twin in _TWINS.items():
+            torch.compiler.substitute_in_graph(functions[name])(twin)
+            if FUNCTIONS[name] is not twin:  # the binding's entry
+                torch.compiler.substitute_in_graph(FUNCTIONS[name])(twin)
 
-
-if _binding is not None:
-    # Importing torch._dynamo costs more than a second, so wait for whoever needs it.
-    _on_import.call_when_imported("torch._dynamo", _substitute_in_graph, "the compiled entries' graph twins")
+    _on_import.call_when_imported("torch._dynamo", substitute, "the typed API's graph twins")

@@ -119,8 +119,30 @@ def _lowerings() -> dict:
     # Everything used from Inductor, looked up now: a torch that lacks one fails here, in
     # registration (a warning, and the C++ kernels), not in the middle of a compilation.
     make_pointwise, broadcast_tensors = lowering.make_pointwise, lowering.broadcast_tensors
-    mutate_to, fallback_handler = lowering.mutate_to, lowering.fallback_handler
+    mutate_to, fallback_handler, empty_strided = lowering.mutate_to, lowering.fallback_handler, lowering.empty_strided
+    from torch._inductor.utils import convert_shape_to_inductor
+
     table = {}
+    # The out= overload of each functional one, into which a kernel call writes (below).
+    out_overload = {_op.bitshift.default: _op.bitshift.out, _op.bitshift.Scalar: _op.bitshift.Scalar_out,
+                    _op.signbit.default: _op.signbit.out}
+
+    def call_kernel(overload, args, kwargs):
+        """The C++ kernel of `overload`, called from the compiled graph. A functional overload
+        writes, through its out= overload, into a buffer of the layout its fake kernel gives,
+        as Inductor does itself for custom ops with an out= overload from torch 2.14; torch
+        2.13's Inductor builds that layout from the symbolic sizes as they are and fails under
+        dynamic=True. A writing overload's call returns what it wrote, but Inductor would take
+        that for a new buffer (and could reuse the written one's memory while it holds the
+        result): the written argument itself is the result, its write recorded."""
+        if overload in out_overload:
+            example = V.graph.current_node.meta["val"]
+            out = empty_strided(convert_shape_to_inductor(example.size()), convert_shape_to_inductor(example.stride()),
+                                dtype=example.dtype, device=example.device)
+            fallback_handler(out_overload[overload], add_to_fallback_set=False)(*args, **kwargs, out=out)
+            return out
+        fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
+        return kwargs["out"] if torch.Tag.out in overload.tags else args[0]
 
     def lowers(overload):
         """Registers the decorated lowering for `overload`; it returns _CALL_KERNEL to ask for
@@ -129,9 +151,7 @@ def _lowerings() -> dict:
         def decorate(lower):
             def lower_or_call_kernel(*args, **kwargs):
                 result = lower(*args, **kwargs)
-                if result is _CALL_KERNEL:
-                    return fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
-                return result
+                return call_kernel(overload, args, kwargs) if result is _CALL_KERNEL else result
 
             table[overload] = lower_or_call_kernel
             return lower
@@ -243,8 +263,7 @@ def _lowerings() -> dict:
             target.get_size(), result.get_size()
         ):
             return _CALL_KERNEL
-        mutate_to(target, result)
-        return None  # the mutating overloads return nothing
+        return mutate_to(target, result)  # the writing overloads return what they wrote
 
     @lowers(_op.bitshift.default)
     def bitshift(x, y, direction, arithmetic=True):
@@ -278,5 +297,4 @@ def _lowerings() -> dict:
     def signbit_out(x, *, out):
         return write_into(out, signbit_of(x))
 
-    assert set(table) == set(OVERLOADS), "a lowering for each overload that reaches Inductor"
     return table

@@ -3,15 +3,10 @@
 The ops are pointwise, so a shard of the output needs only the matching shard of each
 operand, and nothing else: a DTensor sharded (or replicated) on any dims is shifted on
 each rank, without communication, and the result keeps the sharding. `_operand_placement`
-states the rule once; everything else here feeds it to DTensor:
-
-- the functional and in-place overloads through the public
-  `torch.distributed.tensor.experimental.register_sharding`;
-- the out= overloads through `torch.library.register_torch_dispatch`, because DTensor
-  cannot dispatch them: for an out-variant op, DTensor returns the out tensor, but ours
-  return `()`, and PyTorch refuses that ("Expected __torch_dispatch__ for
-  torchops::bitshift.out to return None but it returned something else instead"), after
-  having set the out DTensor's spec to None. `_out_variant` runs them itself, by the same rule.
+states the rule once; the rules below feed it to DTensor through the public
+`torch.distributed.tensor.experimental.register_sharding`, for every overload: in-place and
+out= ones too, which DTensor runs like its own (they return the tensor they wrote, as
+ATen's do), keeping the written tensor's placements.
 
 Importing torch.distributed.tensor takes about half a second, 50 times torchops' own import,
 so it is not imported here: the rules are registered as soon as torch.distributed.tensor is
@@ -25,7 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
-from torchops import _contract, _on_import
+from torchops import _contract, _fake, _on_import
 
 _DTENSOR_MODULE = "torch.distributed.tensor"
 
@@ -59,89 +54,65 @@ def _operand_placement(shape: Sequence[int], out_shape: Sequence[int], out_dim: 
     return Replicate()
 
 
-def _single_mesh_dim_strategies(out_shape, operands, *, with_output: bool):
+def _single_mesh_dim_strategies(out_shape, operands):
     """Every accepted (output placements, operand placements) for one mesh dim: all
     replicated, or the output sharded on any one of its dims. `operands` lists the
-    schema's tensor arguments in order (the out= tensor too), as objects with a `.shape`.
+    schema's tensor arguments in order, as objects with a `.shape`.
     DTensor takes every combination of these over the mesh dims, drops those that shard a
     dim shorter than the mesh dim, and picks the cheapest for the inputs' placements (when
-    they are Shard or Replicate: the one that needs no redistribution)."""
+    they are Shard or Replicate: the one that needs no redistribution). The x an in-place
+    overload writes cannot be redistributed: DTensor keeps the strategies that leave its
+    placements as they are."""
     from torch.distributed.tensor import Replicate, Shard
 
     strategies = []
     for out_dim in [None, *range(len(out_shape))]:
-        output = [Replicate() if out_dim is None else Shard(out_dim)] if with_output else []
+        output = [Replicate() if out_dim is None else Shard(out_dim)]
         strategies.append((output, [_operand_placement(t.shape, out_shape, out_dim) for t in operands]))
     return strategies
 
 
+def _into_out(strategies):
+    """The strategies of an out= overload: the out tensor (its last tensor argument) takes
+    the output's placements. DTensor keeps those that leave out's placements as they are,
+    and an out of another shape is resized on each rank, as ATen resizes it, into the
+    output's global shape."""
+    return [(output, operands + output) for output, operands in strategies]
+
+
 # ----------------------------------------------------------------------------------------
-# Functional and in-place overloads: DTensor's sharding propagation, fed by the rule.
-# The arguments come as DTensor's specs (with .shape) for tensors, values for the rest.
+# The rules, one per overload. The arguments come as DTensor's specs (with .shape) for
+# tensors, values for the rest.
 def _bitshift(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(torch.broadcast_shapes(x.shape, y.shape), [x, y], with_output=True)
+    return _single_mesh_dim_strategies(_fake._broadcast_shape(_contract.BITSHIFT, x, y), [x, y])
 
 
 def _bitshift_scalar(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(x.shape, [x], with_output=True)
+    return _single_mesh_dim_strategies(x.shape, [x])
+
+
+def _bitshift_out(x, y, direction=None, arithmetic=True, *, out):
+    return _into_out(_bitshift(x, y))
+
+
+def _bitshift_scalar_out(x, y, direction=None, arithmetic=True, *, out):
+    return _into_out(_bitshift_scalar(x, y))
 
 
 def _bitshift_inplace(x, y, direction=None, arithmetic=True):
-    # No output entry: the op returns (). DTensor keeps only the strategies that leave x's
-    # placements as they are (x cannot be redistributed in place).
-    return _single_mesh_dim_strategies(x.shape, [x, y], with_output=False)
+    return _single_mesh_dim_strategies(x.shape, [x, y])
 
 
 def _bitshift_scalar_inplace(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(x.shape, [x], with_output=False)
+    return _single_mesh_dim_strategies(x.shape, [x])
 
 
 def _signbit(x):
-    return _single_mesh_dim_strategies(x.shape, [x], with_output=True)
+    return _single_mesh_dim_strategies(x.shape, [x])
 
 
-# ----------------------------------------------------------------------------------------
-# out= overloads: run by hand with the same rule. The out DTensor keeps its placements:
-# the operands are redistributed to the placements the rule gives for them (none, when
-# they already match), and the op runs on the local shards, out= the local shard of out.
-def _out_variant(cls, func, types, args, kwargs):
-    from torch.distributed.tensor import DTensor, Shard
-
-    from torchops import _fake
-
-    out = kwargs["out"]
-    op = "torchops." + func._schema.name.removeprefix("torchops::")
-    operands = [arg for arg in args if isinstance(arg, torch.Tensor)]
-    if not isinstance(out, DTensor):
-        raise RuntimeError(f"{func}: out must be a DTensor when an operand is a DTensor, got a torch.Tensor")
-    mesh, placements = out.device_mesh, out.placements
-    if len(operands) == 2:  # bitshift.out: the kernel's message when x and y do not broadcast
-        out_shape = _fake._broadcast_shape(op, *operands)
-    else:
-        out_shape = operands[0].shape
-    if out.shape != out_shape:
-        raise RuntimeError(
-            f"{op}: out is a DTensor of shape {list(out.shape)} but the result has shape {list(out_shape)}; "
-            "a DTensor out= is not resized, pass an out of the result's shape"
-        )
-    if not all(p.is_replicate() or isinstance(p, Shard) for p in placements):
-        raise RuntimeError(
-            f"{op}: out has placements {tuple(placements)}; a DTensor out= must be sharded (Shard) or replicated"
-        )
-
-    local_args = []
-    for arg in args:
-        if isinstance(arg, DTensor):
-            needed = [_operand_placement(arg.shape, out_shape, p.dim if p.is_shard() else None) for p in placements]
-            arg = arg.redistribute(mesh, needed).to_local()
-        elif isinstance(arg, torch.Tensor) and arg.numel() != 1:
-            # As DTensor's own dispatch: a one-element tensor counts as replicated, others are refused.
-            raise RuntimeError(
-                f"{func}: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor "
-                "before calling distributed operators!"
-            )
-        local_args.append(arg)
-    func(*local_args, out=out.to_local())
+def _signbit_out(x, *, out):
+    return _into_out(_signbit(x))
 
 
 # ----------------------------------------------------------------------------------------
@@ -154,23 +125,43 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from torch.distributed.tensor import DTensor
     from torch.distributed.tensor.experimental import register_sharding
 
     ops = torch.ops.torchops
-    rules = [
-        (ops.bitshift.default, _bitshift),
-        (ops.bitshift.Scalar, _bitshift_scalar),
-        (ops.bitshift_.default, _bitshift_inplace),
-        (ops.bitshift_.Scalar, _bitshift_scalar_inplace),
-        (ops.signbit.default, _signbit),
-    ]
-    out_variants = (ops.bitshift.out, ops.bitshift.Scalar_out, ops.signbit.out)
-    assert {o for o, _ in rules} | set(out_variants) == set(_contract.OVERLOADS), "a sharding rule for each overload"
-    for overload, rule in rules:
+    rules = {
+        ops.bitshift.default: _bitshift,
+        ops.bitshift.Scalar: _bitshift_scalar,
+        ops.bitshift.out: _bitshift_out,
+        ops.bitshift.Scalar_out: _bitshift_scalar_out,
+        ops.bitshift_.default: _bitshift_inplace,
+        ops.bitshift_.Scalar: _bitshift_scalar_inplace,
+        ops.signbit.default: _signbit,
+        ops.signbit.out: _signbit_out,
+    }
+    for overload, rule in rules.items():
         register_sharding(overload)(rule)
-    for overload in out_variants:
-        torch.library.register_torch_dispatch(overload, DTensor, _out_variant)
+    _decide_by_out([overload for overload in rules if torch.Tag.out in overload.tags])
+
+
+def _decide_by_out(overloads) -> None:
+    """Makes DTensor's cached sharding decision for an out= overload depend on the out
+    tensor's placements too, as it does for PyTorch's own out= ops (their
+    ``static_kwargkey=["out"]``). register_sharding keys the decision on the positional
+    tensors and the int arguments only, so a call would reuse the decision made for an out
+    of other placements and redistribute its out. This reaches into DTensor's sharding
+    propagator, its one internal use here; a release without it keeps register_sharding's key."""
+    import dataclasses
+
+    from torch.distributed.tensor import DTensor
+
+    dispatcher = getattr(DTensor, "_op_dispatcher", None)
+    schema_infos = getattr(getattr(dispatcher, "sharding_propagator", None), "op_to_schema_info", None)
+    if not isinstance(schema_infos, dict):
+        return
+    for overload in overloads:
+        info = schema_infos.get(overload)
+        if info is not None and "out" not in (info.static_kwargkey or ()):
+            schema_infos[overload] = dataclasses.replace(info, static_kwargkey=[*(info.static_kwargkey or ()), "out"])
 
 
 def install() -> None:

@@ -4,230 +4,252 @@ The compiled entries (binding/python_binding.cpp, torchops/_fastpath.py) take th
 calls of the typed API and hand every other one (a tensor subclass, a TorchFunctionMode, a
 NumPy integer, a Python-int x, a wrong argument) to the twin of the same signature here,
 which reaches the operators through ``torch.ops`` and owns the argument checks and messages
-of the typed API. torch.compile traces the twins. Every message names the function the
-user called: the twins' own checks say it, and the operators' messages (which name the op,
-``torchops.bitshift: ...``) are said again with that name. The rules: docs/semantics.md.
+of the typed API. Every message names the function the user called: the twins' own checks
+say it, and the operators' messages (which name the op, ``torchops.bitshift: ...``) are said
+again with that name. The rules: docs/semantics.md.
+
+torch.compile traces the twins in place of the typed functions (torchops/_fastpath.py), and
+guards every module global that a traced function reads: each helper's code, each
+constant, each builtin, re-checked before every call of the compiled code. So the twins
+read none: they are made by ``_make_twins``, and every name they use, the builtins they
+call on the way to the op included, is one of its locals, which the twins hold as closure
+cells that torch.compile takes as constants. A compiled typed call is then guarded as
+``torch.ops.torchops.*`` is: the function called and the tensors.
 """
 from __future__ import annotations
 
-import operator
-import sys
+import builtins
 from typing import Optional, Union
 
-import torch
-from torch import Tensor
+from torch import Tensor  # for the annotations (inspect.signature reads them here)
 
-from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
+def _make_twins() -> dict:
+    """The twins and say_as, as closures over this function's locals (the module docstring
+    says why: no module global is read when they run)."""
+    import operator
+    import sys
 
-_ops = torch.ops.torchops
+    import torch
+    from torch import Tensor
 
-# Any count below 0 or at least 64 is out of range for every dtype (the widest has 64
-# bits), so Python-int counts are clamped to [-1, 64] before they cross into C++: the
-# result is the same, and counts beyond int64 (2**70) still work.
-_COUNT_MIN, _COUNT_MAX = -1, 64
+    from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
 
-# The overloads, looked up once: attribute lookups on torch.ops cost as much as a small op.
-_BITSHIFT = _ops.bitshift.default
-_BITSHIFT_OUT = _ops.bitshift.out
-_BITSHIFT_SCALAR = _ops.bitshift.Scalar
-_BITSHIFT_SCALAR_OUT = _ops.bitshift.Scalar_out
-_BITSHIFT_INPLACE = _ops.bitshift_.default
-_BITSHIFT_INPLACE_SCALAR = _ops.bitshift_.Scalar
-_SIGNBIT = _ops.signbit.default
-_SIGNBIT_OUT = _ops.signbit.out
+    # The builtins the twins call, as locals too.
+    isinstance, bool, int, str, type, zip = (
+        builtins.isinstance, builtins.bool, builtins.int, builtins.str, builtins.type, builtins.zip)
+    Exception, NotImplementedError, TypeError, ValueError = (
+        builtins.Exception, builtins.NotImplementedError, builtins.TypeError, builtins.ValueError)
+    _ops = torch.ops.torchops
 
-# How the operators' messages begin: the op's name.
-_OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
+    # Any count below 0 or at least 64 is out of range for every dtype (the widest has 64
+    # bits), so Python-int counts are clamped to [-1, 64] before they cross into C++: the
+    # result is the same, and counts beyond int64 (2**70) still work.
+    _COUNT_MIN, _COUNT_MAX = -1, 64
 
+    # The overloads, looked up once: attribute lookups on torch.ops cost as much as a small op.
+    _BITSHIFT = _ops.bitshift.default
+    _BITSHIFT_OUT = _ops.bitshift.out
+    _BITSHIFT_SCALAR = _ops.bitshift.Scalar
+    _BITSHIFT_SCALAR_OUT = _ops.bitshift.Scalar_out
+    _BITSHIFT_INPLACE = _ops.bitshift_.default
+    _BITSHIFT_INPLACE_SCALAR = _ops.bitshift_.Scalar
+    _SIGNBIT = _ops.signbit.default
+    _SIGNBIT_OUT = _ops.signbit.out
 
-def _call_op(called: str, op, *args, **kwargs):
-    """op(*args, **kwargs), its errors said as `called`, the function the user called: a
-    message that names the op (``torchops.bitshift: ...``) names `called` instead, keeping
-    its type; the dispatcher's NotImplementedError for a tensor of another layout than
-    strided (sparse, say) becomes a TypeError naming `called` and the argument."""
-    try:
-        return op(*args, **kwargs)
-    except Exception as error:
-        if isinstance(error, NotImplementedError):
-            # Read .layout only now: reading it first would preempt a subclass that runs the op.
-            for arg, value in [*zip(("x", "y"), args[:2]), ("out", kwargs.get("out"))]:
-                if isinstance(value, Tensor) and value.layout != torch.strided:
-                    raise TypeError(f"{called}: {arg} must be a strided (dense) tensor, got {value.layout}") from None
-        say_as(called, error)
-        raise
+    # How the operators' messages begin: the op's name.
+    _OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
 
 
-def say_as(called: str, error: BaseException) -> None:
-    """Makes an error whose message names an op (``torchops.bitshift: ...``) name `called`
-    instead, keeping its type. The compiled entries say the op's errors with it too."""
-    message = error.args[0] if len(error.args) == 1 else None
-    if isinstance(message, str) and message.startswith(_OP_PREFIXES):
-        error.args = (f"{called}: {message.partition(': ')[2]}",)
-
-
-def _is_numpy_bool(value: object) -> bool:
-    numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
-    return numpy is not None and isinstance(value, numpy.bool_)
-
-
-def _int_or_tensor(called: str, arg: str, value: object) -> Union[Tensor, int]:
-    """A tensor, or an int: Python's, or any integer with ``__index__`` (NumPy integers,
-    0-d integer arrays), as torch's builtins take them."""
-    if isinstance(value, (int, Tensor)) and not isinstance(value, bool):
-        return value
-    # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
-    if not isinstance(value, bool) and not _is_numpy_bool(value):
+    def _call_op(called: str, op, *args, **kwargs):
+        """op(*args, **kwargs), its errors said as `called`, the function the user called: a
+        message that names the op (``torchops.bitshift: ...``) names `called` instead, keeping
+        its type; the dispatcher's NotImplementedError for a tensor of another layout than
+        strided (sparse, say) becomes a TypeError naming `called` and the argument."""
         try:
-            return operator.index(value)
-        except TypeError:  # no __index__, or one that refuses (a 0-d array of floats)
-            pass
-    raise TypeError(f"{called}: {arg} must be a tensor or an int, got {type(value).__name__}")
+            return op(*args, **kwargs)
+        except Exception as error:
+            if isinstance(error, NotImplementedError):
+                # Read .layout only now: reading it first would preempt a subclass that runs the op.
+                for arg, value in [*zip(("x", "y"), args[:2]), ("out", kwargs.get("out"))]:
+                    if isinstance(value, Tensor) and value.layout != torch.strided:
+                        raise TypeError(f"{called}: {arg} must be a strided (dense) tensor, got {value.layout}") from None
+            say_as(called, error)
+            raise
 
 
-def _checked_flag(called: str, arg: str, value: object) -> bool:
-    # torch.ops takes None, 0, 2 or 1.0 for a bool argument (None as False: a silent logical
-    # shift); like torch's own functions, the typed API takes only a bool (or NumPy's).
-    if isinstance(value, bool) or _is_numpy_bool(value):
-        return bool(value)
-    raise TypeError(f"{called}: {arg} must be a bool, got {type(value).__name__}")
+    def say_as(called: str, error: BaseException) -> None:
+        """Makes an error whose message names an op (``torchops.bitshift: ...``) name `called`
+        instead, keeping its type. The compiled entries say the op's errors with it too."""
+        message = error.args[0] if len(error.args) == 1 else None
+        if isinstance(message, str) and message.startswith(_OP_PREFIXES):
+            error.args = (f"{called}: {message.partition(': ')[2]}",)
 
 
-def _check_out(called: str, out: object) -> None:
-    if out is not None and not isinstance(out, Tensor):
-        raise TypeError(f"{called}: out must be a tensor or None, got {type(out).__name__}")
+    def _is_numpy_bool(value: object) -> bool:
+        numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
+        return numpy is not None and isinstance(value, numpy.bool_)
 
 
-def _int_as_tensor(called: str, value: int, like: Tensor) -> Tensor:
-    """x given as a Python int becomes a 0-d tensor of y's dtype; it must fit that dtype."""
-    dtype = like.dtype
-    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
-        raise TypeError(
-            f"{called}: y must be an integer tensor ({SHIFT_DTYPE_NAMES}), got {dtype_name(dtype)}"
-        )
-    info = torch.iinfo(dtype)
-    if not info.min <= value <= info.max:
-        raise ValueError(
-            f"{called}: x = {value} does not fit y's dtype {dtype_name(dtype)} "
-            f"([{info.min}, {info.max}]); pass x as a tensor of a wider dtype"
-        )
-    return torch.tensor(value, dtype=dtype, device=like.device)
+    def _int_or_tensor(called: str, arg: str, value: object) -> Union[Tensor, int]:
+        """A tensor, or an int: Python's, or any integer with ``__index__`` (NumPy integers,
+        0-d integer arrays), as torch's builtins take them."""
+        if isinstance(value, (int, Tensor)) and not isinstance(value, bool):
+            return value
+        # bool is an int in Python, but a bool count or operand is refused like a bool tensor.
+        if not isinstance(value, bool) and not _is_numpy_bool(value):
+            try:
+                return operator.index(value)
+            except TypeError:  # no __index__, or one that refuses (a 0-d array of floats)
+                pass
+        raise TypeError(f"{called}: {arg} must be a tensor or an int, got {type(value).__name__}")
 
 
-def _clamped_count(called: str, y: object) -> int:
-    y = _int_or_tensor(called, "y", y)
-    # Comparisons rather than min/max: under torch.compile(dynamic=True) `y` is a symbolic
-    # int that reaches the generated code as an int64, which a count beyond int64 does not
-    # fit; the comparisons become guards, and such a count, a constant.
-    if y < _COUNT_MIN:
-        return _COUNT_MIN
-    if y > _COUNT_MAX:
-        return _COUNT_MAX
-    return y
+    def _checked_flag(called: str, arg: str, value: object) -> bool:
+        # torch.ops takes None, 0, 2 or 1.0 for a bool argument (None as False: a silent logical
+        # shift); like torch's own functions, the typed API takes only a bool (or NumPy's).
+        if isinstance(value, bool) or _is_numpy_bool(value):
+            return bool(value)
+        raise TypeError(f"{called}: {arg} must be a bool, got {type(value).__name__}")
 
 
-def _shift(
-    called: str,
-    x: Union[Tensor, int],
-    y: Union[Tensor, int],
-    direction: str,
-    arithmetic: bool,
-    out: Optional[Tensor],
-    flag_name: str = "arithmetic",
-) -> Tensor:
-    arithmetic = _checked_flag(called, flag_name, arithmetic)
-    if isinstance(y, Tensor):
-        if not isinstance(x, Tensor):
-            x = _int_as_tensor(called, _int_or_tensor(called, "x", x), y)
-        _check_out(called, out)
-        if out is None:
-            return _call_op(called, _BITSHIFT, x, y, direction, arithmetic)
-        _call_op(called, _BITSHIFT_OUT, x, y, direction, arithmetic, out=out)
-        return out
-    if not isinstance(x, Tensor):
-        _int_or_tensor(called, "x", x)
-        _int_or_tensor(called, "y", y)
-        raise TypeError(f"{called}: x or y must be a tensor, got two ints")
-    count = _clamped_count(called, y)
-    _check_out(called, out)
-    if out is None:
-        return _call_op(called, _BITSHIFT_SCALAR, x, count, direction, arithmetic)
-    _call_op(called, _BITSHIFT_SCALAR_OUT, x, count, direction, arithmetic, out=out)
-    return out
+    def _check_out(called: str, out: object) -> None:
+        if out is not None and not isinstance(out, Tensor):
+            raise TypeError(f"{called}: out must be a tensor or None, got {type(out).__name__}")
 
 
-def _shift_(
-    called: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool, out: Optional[Tensor]
-) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{called}: x must be a tensor, got {type(x).__name__}")
-    if out is not None and out is not x:
-        # Paddle's signature has `out` on the in-place forms too; the result is x itself.
-        raise ValueError(f"{called}: out must be None or x itself (the in-place form writes into x)")
-    arithmetic = _checked_flag(called, "is_arithmetic", is_arithmetic)
-    if isinstance(y, Tensor):
-        _call_op(called, _BITSHIFT_INPLACE, x, y, direction, arithmetic)
-    else:
-        _call_op(called, _BITSHIFT_INPLACE_SCALAR, x, _clamped_count(called, y), direction, arithmetic)
-    return x
+    def _int_as_tensor(called: str, value: int, like: Tensor) -> Tensor:
+        """x given as a Python int becomes a 0-d tensor of y's dtype; it must fit that dtype."""
+        dtype = like.dtype
+        if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+            raise TypeError(
+                f"{called}: y must be an integer tensor ({SHIFT_DTYPE_NAMES}), got {dtype_name(dtype)}"
+            )
+        info = torch.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise ValueError(
+                f"{called}: x = {value} does not fit y's dtype {dtype_name(dtype)} "
+                f"([{info.min}, {info.max}]); pass x as a tensor of a wider dtype"
+            )
+        return torch.tensor(value, dtype=dtype, device=like.device)
 
 
-# The twins, with the signatures of torchops.ops (and of the binding's entries).
-def bitshift(
-    x: Union[Tensor, int],
-    y: Union[Tensor, int],
-    direction: str,
-    arithmetic: bool = True,
-    out: Optional[Tensor] = None,
-) -> Tensor:
-    if not isinstance(direction, str):  # torch.ops would take b"LEFT" as "LEFT"
-        raise TypeError(
-            f"{BITSHIFT}: direction must be a str, one of {DIRECTION_NAMES}, "
-            f"got {type(direction).__name__}"
-        )
-    return _shift(BITSHIFT, x, y, direction, arithmetic, out)
+    def _clamped_count(called: str, y: object) -> int:
+        y = _int_or_tensor(called, "y", y)
+        # Comparisons rather than min/max: under torch.compile(dynamic=True) `y` is a symbolic
+        # int that reaches the generated code as an int64, which a count beyond int64 does not
+        # fit; the comparisons become guards, and such a count, a constant.
+        if y < _COUNT_MIN:
+            return _COUNT_MIN
+        if y > _COUNT_MAX:
+            return _COUNT_MAX
+        return y
 
 
-def _paddle_twin(direction: str, in_place: bool):
-    """The twin of Paddle's bitwise_{left,right}_shift (in_place: the form ending in _)."""
-    function_name = f"bitwise_{direction.lower()}_shift" + ("_" if in_place else "")
-    called = f"torchops.{function_name}"
-
-    def twin(
+    def _shift(
+        called: str,
         x: Union[Tensor, int],
         y: Union[Tensor, int],
-        is_arithmetic: bool = True,
-        out: Optional[Tensor] = None,
-        name: Optional[str] = None,
+        direction: str,
+        arithmetic: bool,
+        out: Optional[Tensor],
+        flag_name: str = "arithmetic",
     ) -> Tensor:
-        if in_place:
-            return _shift_(called, x, y, direction, is_arithmetic, out)
-        return _shift(called, x, y, direction, is_arithmetic, out, "is_arithmetic")
-
-    if in_place:  # x must be a tensor
-        twin.__annotations__["x"] = "Tensor"
-    twin.__name__ = twin.__qualname__ = function_name
-    return twin
-
-
-bitwise_left_shift = _paddle_twin("LEFT", in_place=False)
-bitwise_right_shift = _paddle_twin("RIGHT", in_place=False)
-bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
-bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
-
-
-def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{SIGNBIT}: x must be a tensor, got {type(x).__name__}")
-    _check_out(SIGNBIT, out)
-    if out is None:
-        return _call_op(SIGNBIT, _SIGNBIT, x)
-    _call_op(SIGNBIT, _SIGNBIT_OUT, x, out=out)
-    return out
+        arithmetic = _checked_flag(called, flag_name, arithmetic)
+        if isinstance(y, Tensor):
+            if not isinstance(x, Tensor):
+                x = _int_as_tensor(called, _int_or_tensor(called, "x", x), y)
+            _check_out(called, out)
+            if out is None:
+                return _call_op(called, _BITSHIFT, x, y, direction, arithmetic)
+            return _call_op(called, _BITSHIFT_OUT, x, y, direction, arithmetic, out=out)
+        if not isinstance(x, Tensor):
+            _int_or_tensor(called, "x", x)
+            _int_or_tensor(called, "y", y)
+            raise TypeError(f"{called}: x or y must be a tensor, got two ints")
+        count = _clamped_count(called, y)
+        _check_out(called, out)
+        if out is None:
+            return _call_op(called, _BITSHIFT_SCALAR, x, count, direction, arithmetic)
+        return _call_op(called, _BITSHIFT_SCALAR_OUT, x, count, direction, arithmetic, out=out)
 
 
+    def _shift_(
+        called: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool, out: Optional[Tensor]
+    ) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{called}: x must be a tensor, got {type(x).__name__}")
+        if out is not None and out is not x:
+            # Paddle's signature has `out` on the in-place forms too; the result is x itself.
+            raise ValueError(f"{called}: out must be None or x itself (the in-place form writes into x)")
+        arithmetic = _checked_flag(called, "is_arithmetic", is_arithmetic)
+        if isinstance(y, Tensor):
+            return _call_op(called, _BITSHIFT_INPLACE, x, y, direction, arithmetic)
+        return _call_op(called, _BITSHIFT_INPLACE_SCALAR, x, _clamped_count(called, y), direction, arithmetic)
+
+
+    # The twins, with the signatures of torchops.ops (and of the binding's entries).
+    def bitshift(
+        x: Union[Tensor, int],
+        y: Union[Tensor, int],
+        direction: str,
+        arithmetic: bool = True,
+        out: Optional[Tensor] = None,
+    ) -> Tensor:
+        if not isinstance(direction, str):  # torch.ops would take b"LEFT" as "LEFT"
+            raise TypeError(
+                f"{BITSHIFT}: direction must be a str, one of {DIRECTION_NAMES}, "
+                f"got {type(direction).__name__}"
+            )
+        return _shift(BITSHIFT, x, y, direction, arithmetic, out)
+
+
+    def _paddle_twin(direction: str, in_place: bool):
+        """The twin of Paddle's bitwise_{left,right}_shift (in_place: the form ending in _)."""
+        function_name = f"bitwise_{direction.lower()}_shift" + ("_" if in_place else "")
+        called = f"torchops.{function_name}"
+
+        def twin(
+            x: Union[Tensor, int],
+            y: Union[Tensor, int],
+            is_arithmetic: bool = True,
+            out: Optional[Tensor] = None,
+            name: Optional[str] = None,
+        ) -> Tensor:
+            if in_place:
+                return _shift_(called, x, y, direction, is_arithmetic, out)
+            return _shift(called, x, y, direction, is_arithmetic, out, "is_arithmetic")
+
+        if in_place:  # x must be a tensor
+            twin.__annotations__["x"] = "Tensor"
+        twin.__name__ = twin.__qualname__ = function_name
+        return twin
+
+
+    bitwise_left_shift = _paddle_twin("LEFT", in_place=False)
+    bitwise_right_shift = _paddle_twin("RIGHT", in_place=False)
+    bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
+    bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
+
+
+    def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{SIGNBIT}: x must be a tensor, got {type(x).__name__}")
+        _check_out(SIGNBIT, out)
+        if out is None:
+            return _call_op(SIGNBIT, _SIGNBIT, x)
+        return _call_op(SIGNBIT, _SIGNBIT_OUT, x, out=out)
+
+    return {"say_as": say_as, **{twin.__name__: twin for twin in (
+        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_, signbit)}}
+
+
+_made = _make_twins()
+say_as = _made.pop("say_as")
 #: Every twin, by the name of its function in torchops.ops.
-TWINS = {
-    function.__name__: function
-    for function in (bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_,
-                     bitwise_right_shift_, signbit)
-}
+TWINS = _made
+bitshift = TWINS["bitshift"]
+bitwise_left_shift = TWINS["bitwise_left_shift"]
+bitwise_right_shift = TWINS["bitwise_right_shift"]
+bitwise_left_shift_ = TWINS["bitwise_left_shift_"]
+bitwise_right_shift_ = TWINS["bitwise_right_shift_"]
+signbit = TWINS["signbit"]

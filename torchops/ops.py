@@ -1,12 +1,15 @@
 """The typed Python API of the torchops operators: what ``torchops`` exports.
 
-Each function has two bodies. Called from Python, it calls its compiled entry
-(torchops/_fastpath.py), which calls the operator through the dispatcher and hands every
-call it does not take to the function's twin (torchops/_twins.py, through ``torch.ops``,
-where the argument checks and messages live). Compiled by ``torch.jit.script``, once for
-each of its signatures (the ``@overload`` stubs), it is the ``torch.ops.torchops`` calls
-below, so that a scripted model calling the typed API saves and runs wherever the operator
-library is loaded, C++ programs included. The rules of the operators: docs/semantics.md.
+Each function is declared here once: its signature, its docstring and, for TorchScript,
+the signatures it is compiled for (the ``@overload`` stubs, the same parameters with
+narrower types). Called from Python, it calls its compiled entry (torchops/_fastpath.py),
+which calls the operator through the dispatcher and hands every call it does not take to
+the function's twin (torchops/_twins.py, through ``torch.ops``, where the argument checks
+and messages live); torch.compile traces the twin in its place. Compiled by
+``torch.jit.script``, once for each of its signatures, it is the ``torch.ops.torchops``
+calls below, so that a scripted model calling the typed API saves and runs wherever the
+operator library is loaded, C++ programs included. tests/test_binding.py holds the entry,
+the twin and the stubs to the declaration. The rules of the operators: docs/semantics.md.
 """
 from typing import Optional, Union, overload
 
@@ -84,8 +87,7 @@ def _scripted_shift(called, x, y, direction, arithmetic, out):
         x_tensor = _scripted_int_x(called, x, y)
     if out is None:
         return torch.ops.torchops.bitshift(x_tensor, y, direction, arithmetic)
-    torch.ops.torchops.bitshift(x_tensor, y, direction, arithmetic, out=out)
-    return out
+    return torch.ops.torchops.bitshift(x_tensor, y, direction, arithmetic, out=out)
 
 
 @overload
@@ -103,8 +105,7 @@ def _scripted_shift_(called: str, x: Tensor, y: int, direction: str, arithmetic:
 def _scripted_shift_(called, x, y, direction, arithmetic, out):
     if out is not None and out is not x:
         raise ValueError(f"{called}: out must be None or x itself (the in-place form writes into x)")
-    torch.ops.torchops.bitshift_(x, y, direction, arithmetic)
-    return x
+    return torch.ops.torchops.bitshift_(x, y, direction, arithmetic)
 
 
 # --------------------------------------------------------------------------------------
@@ -319,8 +320,7 @@ def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
         return _signbit_entry(x, out)
     if out is None:
         return torch.ops.torchops.signbit(x)
-    torch.ops.torchops.signbit(x, out=out)
-    return out
+    return torch.ops.torchops.signbit(x, out=out)
 
 
 def cpu_capability() -> str:
@@ -330,3 +330,7 @@ def cpu_capability() -> str:
     forces a level (an unknown name, or a level this CPU cannot run, is an error).
     """
     return torch.ops.torchops._cpu_capability()
+
+
+# torch.compile traces each function's twin in its place (torchops/_fastpath.py).
+_fastpath.compile_as_twins({name: globals()[name] for name in _fastpath.FUNCTIONS})

@@ -2,15 +2,13 @@
 // fallthrough), but writes count, as autograd expects of them.
 //
 // ADInplaceOrView: like PyTorch's generated kernels for in-place and out= ops, the
-// overloads that write a tensor bump its version counter after the write, so that
-// autograd's saved-tensor checks and functionalization see the change. The functional
-// overloads keep the default fallthrough. Inference tensors carry neither key, so no
-// version is counted for them, as in PyTorch.
+// overloads that write a tensor (csrc/overloads.h's Kind out and inplace) bump its version
+// counter after the write, so that autograd's saved-tensor checks and functionalization see
+// the change. The functional overloads keep the default fallthrough. Inference tensors carry
+// neither key, so no version is counted for them, as in PyTorch.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>
-
-#include <tuple>
 
 #include "overloads.h"
 
@@ -18,30 +16,35 @@ namespace torchops {
 namespace {
 
 // The kernel of a writing overload: runs the op below ADInplaceOrView, then bumps the
-// version of argument number `Written` (x for in-place, out for out=).
-template <class Signature, const c10::TypedOperatorHandle<Signature>& (*Handle)(), size_t Written>
+// version of the tensor it wrote, which is the one it returns.
+template <class Signature, const c10::TypedOperatorHandle<Signature>& (*Handle)()>
 struct CountsVersion;
 
-template <class... Args, const c10::TypedOperatorHandle<void(Args...)>& (*Handle)(), size_t Written>
-struct CountsVersion<void(Args...), Handle, Written> {
-  static void kernel(c10::DispatchKeySet keys, Args... args) {
+template <class... Args, const c10::TypedOperatorHandle<at::Tensor&(Args...)>& (*Handle)()>
+struct CountsVersion<at::Tensor&(Args...), Handle> {
+  static at::Tensor& kernel(c10::DispatchKeySet keys, Args... args) {
+    at::Tensor* written = nullptr;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
-      Handle().redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
+      written = &Handle().redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
     }
-    torch::autograd::increment_version(std::get<Written>(std::forward_as_tuple(args...)));
+    torch::autograd::increment_version(*written);
+    return *written;
   }
 };
+
+template <op::Kind kind, class Signature, const c10::TypedOperatorHandle<Signature>& (*Handle)()>
+void count_versions(torch::Library& m, const char* name) {
+  if constexpr (kind != op::Kind::functional) m.impl(name, TORCH_FN((CountsVersion<Signature, Handle>::kernel)));
+}
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchops, ADInplaceOrView, m) {
-  m.impl("bitshift_", TORCH_FN((CountsVersion<op::BitshiftInplace, &op::bitshift_inplace, 0>::kernel)));
-  m.impl("bitshift_.Scalar",
-         TORCH_FN((CountsVersion<op::BitshiftScalarInplace, &op::bitshift_scalar_inplace, 0>::kernel)));
-  m.impl("bitshift.out", TORCH_FN((CountsVersion<op::BitshiftOut, &op::bitshift_out, 4>::kernel)));
-  m.impl("bitshift.Scalar_out", TORCH_FN((CountsVersion<op::BitshiftScalarOut, &op::bitshift_scalar_out, 4>::kernel)));
-  m.impl("signbit.out", TORCH_FN((CountsVersion<op::SignbitOut, &op::signbit_out, 1>::kernel)));
+#define TORCHOPS_COUNT_VERSIONS(function, Signature, kind, name, overload, schema) \
+  count_versions<op::Kind::kind, op::Signature, &op::function>(m, TORCHOPS_OVERLOAD_NAME(name, overload));
+  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_COUNT_VERSIONS)
+#undef TORCHOPS_COUNT_VERSIONS
 }
 
 }  // namespace torchops

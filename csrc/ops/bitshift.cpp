@@ -241,22 +241,23 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
   return iter.output();
 }
 
-void bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
-                  const at::Tensor& out) {
+at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
+                         at::Tensor& out) {
   const at::ScalarType dtype = shift_result_type(kOp, x, y);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   check_out_dtype(kOp, out, dtype);
   check_writable(kOp, "out", out);
   if (direct(x, &y, &out, dtype)) {
     shift_contiguous(op, out, x, &y, 0);
-    return;
+    return out;
   }
   broadcast_shape(kOp, x, y);
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
   run_rows_tensor_count(iter, op);
+  return out;
 }
 
-void bitshift_inplace(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
+at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, dtype);
   TORCH_CHECK(dtype == x.scalar_type(), kInplaceOp, ": the result dtype ", dtype_name(dtype), " (promoted from x ",
@@ -265,13 +266,14 @@ void bitshift_inplace(const at::Tensor& x, const at::Tensor& y, c10::string_view
   check_writable(kInplaceOp, "x", x);
   if (direct(x, &y, &x, dtype)) {
     shift_contiguous(op, x, x, &y, 0);
-    return;
+    return x;
   }
   const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
   TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
               " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
   auto iter = tensor_count_iter(kInplaceOp, x, x, y, /*resize=*/false);
   run_rows_tensor_count(iter, op);
+  return x;
 }
 
 at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
@@ -289,8 +291,8 @@ at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string
   return iter.output();
 }
 
-void bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic,
-                         const at::Tensor& out) {
+at::Tensor& bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::string_view direction,
+                                bool arithmetic, at::Tensor& out) {
   check_shift_tensor(kOp, "x", x);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kOp, y);
@@ -298,23 +300,26 @@ void bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::string_v
   check_writable(kOp, "out", out);
   if (direct(x, nullptr, &out, x.scalar_type())) {
     shift_contiguous(op, out, x, nullptr, count);
-    return;
+    return out;
   }
   auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
   run_rows_scalar_count(iter, op, count);
+  return out;
 }
 
-void bitshift_scalar_inplace(const at::Tensor& x, const at::Scalar& y, c10::string_view direction, bool arithmetic) {
+at::Tensor& bitshift_scalar_inplace(at::Tensor& x, const at::Scalar& y, c10::string_view direction,
+                                    bool arithmetic) {
   check_shift_tensor(kInplaceOp, "x", x);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kInplaceOp, y);
   check_writable(kInplaceOp, "x", x);
   if (direct(x, nullptr, &x, x.scalar_type())) {
     shift_contiguous(op, x, x, nullptr, count);
-    return;
+    return x;
   }
   auto iter = scalar_count_iter(kInplaceOp, x, x, /*resize=*/false);
   run_rows_scalar_count(iter, op, count);
+  return x;
 }
 
 }  // namespace cpu

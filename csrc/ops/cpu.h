@@ -8,7 +8,7 @@
 
 namespace torchops::cpu {
 
-#define TORCHOPS_DECLARE_CPU_KERNEL(function, Signature, name, overload, schema) op::Signature function;
+#define TORCHOPS_DECLARE_CPU_KERNEL(function, Signature, kind, name, overload, schema) op::Signature function;
 TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DECLARE_CPU_KERNEL)
 #undef TORCHOPS_DECLARE_CPU_KERNEL
 

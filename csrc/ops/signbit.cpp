@@ -100,7 +100,7 @@ at::Tensor signbit(const at::Tensor& x) {
   return iter.output();
 }
 
-void signbit_out(const at::Tensor& x, const at::Tensor& out) {
+at::Tensor& signbit_out(const at::Tensor& x, at::Tensor& out) {
   check_signbit_input(x);
   check_defined(kOp, "out", out);
   TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
@@ -108,10 +108,11 @@ void signbit_out(const at::Tensor& x, const at::Tensor& out) {
   check_writable(kOp, "out", out);
   if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
     signbit_contiguous(out, x);
-    return;
+    return out;
   }
   auto iter = signbit_iter(out, x);
   signbit_loop(iter);
+  return out;
 }
 
 }  // namespace cpu

@@ -1,0 +1,101 @@
+"""Every overload of the library reaches every integration.
+
+The overloads come from the registered library (torchops._contract.OVERLOADS, which reads
+the dispatcher, where csrc/overloads.h's list put them), and each integration is asked
+what it covers, so a new op that misses one fails the test of that integration, naming
+the overload and the file to add it to (docs/internals.md has the whole recipe). The last
+test hands each check an op that no integration knows, so that none can pass by accident.
+"""
+import pytest
+import torch
+
+from torchops._contract import OVERLOADS
+
+
+def _has_kernel(overload, key: str) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), key)
+
+
+def _has_fake(overload) -> bool:
+    from torch._library.simple_registry import singleton
+
+    return singleton.find(overload.name()).fake_impl.kernel is not None
+
+
+def _counts_versions(overload) -> bool:
+    return not overload._schema.is_mutable or _has_kernel(overload, "ADInplaceOrView")
+
+
+def _inductor_lowerings():
+    from torchops import _inductor
+
+    if not _inductor.enabled():
+        pytest.skip("the Inductor lowerings are off on this torch (torchops/_inductor.py's WRITTEN_FOR)")
+    from torch._inductor import lowering  # importing it registers torchops's lowerings
+
+    return lowering.lowerings
+
+
+def _sharding_rules():
+    if not torch.distributed.is_available():
+        pytest.skip("needs torch.distributed")
+    from torch.distributed.tensor import DTensor
+
+    return DTensor._op_dispatcher.sharding_propagator.op_strategy_funcs
+
+
+def _onnx_translated():
+    pytest.importorskip("onnxscript")
+    from torchops import onnx
+
+    return set(onnx.translation_table()) | set(onnx._FUNCTIONAL_FORM)
+
+
+# What each integration covers: (where an overload is added, does it cover this overload).
+INTEGRATIONS = {
+    "CPU kernel": ("csrc/ops/cpu.h, csrc/registration.cpp", lambda o: _has_kernel(o, "CPU")),
+    "Autograd fallthrough": ("csrc/registration.cpp", lambda o: _has_kernel(o, "Autograd")),
+    "version counting": ("csrc/ops/autograd.cpp", _counts_versions),
+    "fake kernel": ("torchops/_fake.py", _has_fake),
+    "batching rule": ("torchops/_vmap.py", lambda o: _has_kernel(o, "FuncTorchBatched")),
+    "Inductor lowering": ("torchops/_inductor.py", lambda o: o in _inductor_lowerings()),
+    "DTensor sharding rule": ("torchops/_sharding.py", lambda o: o in _sharding_rules()),
+    "ONNX translation": ("torchops/onnx.py", lambda o: o in _onnx_translated()),
+}
+
+
+def _missing(integration, overloads):
+    where, covers = INTEGRATIONS[integration]
+    missing = [str(overload) for overload in overloads if not covers(overload)]
+    return f"{', '.join(missing)} without a {integration} ({where})" if missing else None
+
+
+@pytest.mark.parametrize("integration", INTEGRATIONS)
+def test_every_overload_has(integration):
+    missing = _missing(integration, OVERLOADS)
+    assert missing is None, missing
+
+
+@pytest.fixture(scope="module")
+def unknown_op():
+    """An op in a namespace of its own, with a CPU kernel and nothing else."""
+    library = torch.library.Library("torchops_coverage_probe", "DEF")
+    library.define("rotate(Tensor x, int count) -> Tensor")
+    library.impl("rotate", lambda x, count: x.clone(), "CPU")
+    yield torch.ops.torchops_coverage_probe.rotate.default
+    library._destroy()
+
+
+@pytest.mark.parametrize("integration", [name for name in INTEGRATIONS if name != "CPU kernel"])
+def test_each_check_names_an_op_it_does_not_cover(integration, unknown_op):
+    where = INTEGRATIONS[integration][0]
+    if integration == "version counting":  # a functional op needs none; its in-place form would
+        library = torch.library.Library("torchops_coverage_probe", "FRAGMENT")
+        try:
+            library.define("rotate_(Tensor(a!) x, int count) -> Tensor(a!)")
+            unknown_op = torch.ops.torchops_coverage_probe.rotate_.default
+            assert _missing(integration, [unknown_op]) == f"{unknown_op} without a {integration} ({where})"
+        finally:
+            library._destroy()
+        return
+    assert _missing(integration, [unknown_op]) == f"{unknown_op} without a {integration} ({where})"

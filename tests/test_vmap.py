@@ -1,0 +1,351 @@
+"""torch.vmap over every torchops overload (torchops/_vmap.py's batching rules), against the
+per-example loop of the same op, which the other suites hold to the contract.
+
+Any use of PyTorch's per-example fallback fails a test: the fallback is switched off (it
+then raises instead of looping), warnings are errors, and stderr (where the fallback's C++
+warning goes when the op is called through torch.ops) is checked.
+"""
+import warnings
+
+import pytest
+import torch
+
+import torchops
+
+op = torch.ops.torchops
+B = 5
+DTYPES = [torch.int8, torch.int32, torch.int64, torch.uint8]
+SHIFTS = [("left", True), ("right", True), ("right", False)]
+
+
+@pytest.fixture(autouse=True)
+def no_fallback(capfd):
+    torch._C._functorch._set_vmap_fallback_enabled(False)
+    torch._C._functorch._set_vmap_fallback_warning_enabled(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+    torch._C._functorch._set_vmap_fallback_enabled(True)
+    err = capfd.readouterr().err
+    assert "performance drop" not in err and "batching rule" not in err.lower(), err
+
+
+def rand(shape, dtype, gen, lo=None, hi=None):
+    if lo is None and hi is None:  # any bit pattern of the dtype
+        bits = torch.randint(-2**62, 2**62, shape, dtype=torch.int64, generator=gen) * 2
+        bits += torch.randint(0, 2, shape, dtype=torch.int64, generator=gen)
+        return bits.to(dtype)
+    return torch.randint(lo, hi + 1, shape, dtype=torch.int64, generator=gen).to(dtype)
+
+
+def select(arg, bdim, i):
+    return arg.select(bdim, i) if bdim is not None else arg
+
+
+def loop(fn, args, in_dims):
+    return torch.stack([fn(*[select(a, d, i) for a, d in zip(args, in_dims)]) for i in range(B)])
+
+
+def check(fn, args, in_dims):
+    got = torch.vmap(fn, in_dims=in_dims)(*args)
+    want = loop(fn, args, in_dims)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert torch.equal(got, want)
+    return got
+
+
+def counts(shape, dtype, gen):
+    # in range, out of range and negative counts
+    return rand(shape, dtype, gen, lo=max(torch.iinfo(dtype).min, -3), hi=min(torch.iinfo(dtype).max, 70))
+
+
+# (x per-example shape, x in_dim, y per-example shape, y in_dim)
+CASES = [
+    ((4,), 0, (4,), 0),
+    ((3, 4), 1, (4,), 0),
+    ((3, 4), None, (3, 4), 2),
+    ((3, 4), 0, (4,), None),
+    ((4,), 1, (3, 4), 0),      # y of higher rank than x
+    ((2, 1, 4), 2, (3, 1), 1),  # two-way broadcast, batch dims inside
+    ((3, 4), -1, (), 0),        # 0-d batched count
+    ((), 0, (3,), None),        # 0-d batched x
+    ((), 0, (), 0),
+    ((), 0, (), None),          # 0-d per example both, only x batched
+]
+
+
+@pytest.mark.parametrize("xdtype", DTYPES)
+@pytest.mark.parametrize("ydtype", DTYPES)
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("direction,arith", SHIFTS)
+def test_bitshift(xdtype, ydtype, case, direction, arith):
+    gen = torch.Generator().manual_seed(0)
+    xs, xd, ys, yd = case
+    x = rand(xs if xd is None else _with_batch(xs, xd), xdtype, gen)
+    y = counts(ys if yd is None else _with_batch(ys, yd), ydtype, gen)
+    check(lambda a, b: op.bitshift(a, b, direction, arith), (x, y), (xd, yd))
+
+
+def _with_batch(shape, bdim):
+    shape = list(shape)
+    shape.insert(bdim if bdim >= 0 else len(shape) + 1 + bdim, B)
+    return shape
+
+
+@pytest.mark.parametrize("xdtype,ydtype,xshape,want", [
+    (torch.int8, torch.int64, (3,), torch.int8),     # a batched 0-d count does not promote x
+    (torch.uint8, torch.int8, (3,), torch.uint8),    # physically uint8 with int8 is int16
+    (torch.int64, torch.int8, (), torch.int64),      # both 0-d per example: promoted
+    (torch.uint8, torch.int8, (), torch.int16),
+])
+def test_zero_d_batched_count_dtype(xdtype, ydtype, xshape, want):
+    gen = torch.Generator().manual_seed(1)
+    y = torch.tensor([0, 1, 7, 257 % 128, 100], dtype=ydtype)  # per example a 0-d count
+    for xd in (None, 0):
+        x = rand(xshape if xd is None else (B, *xshape), xdtype, gen)
+        got = check(lambda a, b: op.bitshift(a, b, "left"), (x, y), (xd, 0))
+        assert got.dtype == want
+
+
+def test_zero_d_count_wider_than_x_converted_first():
+    # docs/semantics.md 4.1: int8 [1] << int64 0-d 257 is int8 [2]
+    x = torch.ones(B, 1, dtype=torch.int8)
+    y = torch.full((B,), 257, dtype=torch.int64)
+    got = torch.vmap(lambda a, b: op.bitshift(a, b, "left"))(x, y)
+    assert got.dtype == torch.int8 and got.tolist() == [[2]] * B
+
+
+def test_uint16_with_batched_0d_int64_count():
+    # physically uint16 [B, 4] with int64 [B, 1] cannot promote; per example it is uint16
+    x = torch.arange(4 * B, dtype=torch.int32).to(torch.uint16).reshape(B, 4)
+    y = torch.arange(B, dtype=torch.int64)
+    got = torch.vmap(lambda a, b: op.bitshift(a, b, "left"))(x, y)
+    assert got.dtype == torch.uint16
+    want = torch.stack([op.bitshift(x[i], y[i], "left") for i in range(B)])
+    assert torch.equal(got.to(torch.int64), want.to(torch.int64))
+
+
+def test_unpromotable_refused_with_logical_message():
+    x = torch.zeros(B, dtype=torch.uint16)  # per example 0-d
+    y = torch.zeros((), dtype=torch.int32)
+    with pytest.raises(TypeError, match="no common dtype") as vm:
+        torch.vmap(lambda a: op.bitshift(a, y, "left"))(x)
+    with pytest.raises(TypeError) as ref:
+        op.bitshift(x[0], y, "left")
+    assert str(vm.value) == str(ref.value)
+
+
+def test_broadcast_error_names_per_example_shapes():
+    x = torch.zeros(B, 3, dtype=torch.int32)
+    y = torch.zeros(B, 4, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match=r"x of shape \[3\] and y of shape \[4\] do not broadcast"):
+        torch.vmap(lambda a, b: op.bitshift(a, b, "left"))(x, y)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 63, 64, 257, -1])
+@pytest.mark.parametrize("direction,arith", SHIFTS)
+@pytest.mark.parametrize("xd", [0, 1])
+def test_scalar_count(dtype, count, direction, arith, xd):
+    x = rand(_with_batch((3,), xd), dtype, torch.Generator().manual_seed(2))
+    check(lambda a: op.bitshift(a, count, direction, arith), (x,), (xd,))
+
+
+def test_nested_vmap():
+    gen = torch.Generator().manual_seed(3)
+    x = rand((B, 3, 4), torch.int32, gen)          # outer dim 0, inner dim 1 (per outer example: (3, 4) -> dim 0)
+    y = counts((4, B), torch.int64, gen)           # outer dim 1, per outer example (4,), unbatched inside
+    z = counts((3,), torch.int8, gen)              # 0-d per inner example
+    f = lambda a, b, c: op.bitshift(op.bitshift(a, b, "left"), c, "right", False)
+    inner = torch.vmap(f, in_dims=(0, None, 0))
+    got = torch.vmap(inner, in_dims=(0, 1, None))(x, y, z)
+    want = torch.stack([torch.stack([f(x[i, j], y[:, i], z[j]) for j in range(3)]) for i in range(B)])
+    assert got.dtype == want.dtype and torch.equal(got, want)
+    s = torch.vmap(torch.vmap(lambda a: op.signbit(op.bitshift(a, 3, "left"))))(x)
+    assert torch.equal(s, op.signbit(op.bitshift(x, 3, "left")))
+
+
+# --- in place ---------------------------------------------------------------------------
+
+
+def _inplace_loop(fn, x, xd, others, in_dims):
+    ref = x.clone()
+    for i in range(B):
+        fn(ref.select(xd, i), *[select(a, d, i) for a, d in zip(others, in_dims)])
+    return ref
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xd,ys,yd,ydtype", [
+    (0, (3, 4), 0, None), (1, (4,), 0, None), (2, (3, 4), None, None), (0, (), 0, torch.int64), (1, (), None, torch.int64),
+])
+def test_inplace(dtype, xd, ys, yd, ydtype):
+    gen = torch.Generator().manual_seed(4)
+    x = rand(_with_batch((3, 4), xd), dtype, gen)
+    y = counts(ys if yd is None else _with_batch(ys, yd), ydtype or dtype, gen)
+    f = lambda a, b: op.bitshift_(a, b, "right", False)
+    want = _inplace_loop(f, x, xd, (y,), (yd,))
+    got = x.clone()
+
+    def g(a, b):
+        r = f(a, b)
+        assert r is a
+        return a
+
+    res = torch.vmap(g, in_dims=(xd, yd), out_dims=xd)(got, y)
+    assert torch.equal(got, want) and torch.equal(res, want)
+
+
+@pytest.mark.parametrize("count", [1, 9, -1])
+def test_inplace_scalar(count):
+    x = rand((3, B), torch.int8, torch.Generator().manual_seed(5))
+    want = _inplace_loop(lambda a: op.bitshift_(a, count, "left"), x, 1, (), ())
+    got = x.clone()
+    torch.vmap(lambda a: (op.bitshift_(a, count, "left"), a)[1], in_dims=1)(got)
+    assert torch.equal(got, want)
+
+
+def test_inplace_unbatched_x_batched_y_refused():
+    x = torch.ones(4, dtype=torch.int32)
+    y = torch.ones(B, 4, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match=r"vmap: torchops.bitshift_\(self, \*extra_args\) is not possible"):
+        torch.vmap(lambda b: (op.bitshift_(x, b, "left"), x)[1])(y)
+    assert torch.equal(x, torch.ones(4, dtype=torch.int32))
+
+
+def test_inplace_logical_dtype_rules():
+    # int8 x with a batched 0-d int64 count: allowed (result int8); with a batched [4] int64: refused
+    x = torch.ones(B, 4, dtype=torch.int8)
+    torch.vmap(lambda a, b: (op.bitshift_(a, b, "left"), a)[1])(x, torch.arange(B))
+    assert torch.equal(x, torch.stack([torch.full((4,), 1 << i, dtype=torch.int8) for i in range(B)]))
+    with pytest.raises(RuntimeError, match="an in-place shift cannot change x's dtype"):
+        torch.vmap(lambda a, b: (op.bitshift_(a, b, "left"), a)[1])(x, torch.ones(B, 4, dtype=torch.int64))
+    # x 0-d per example, an unbatched 0-d int64 count: per example int64, refused (physically it would pass)
+    x0 = torch.ones(B, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="an in-place shift cannot change x's dtype"):
+        torch.vmap(lambda a: (op.bitshift_(a, torch.tensor(1), "left"), a)[1])(x0)
+    with pytest.raises(RuntimeError, match=r"broadcast shape \[3, 4\] but x has shape \[4\]"):
+        torch.vmap(lambda a, b: (op.bitshift_(a, b, "left"), a)[1])(x, torch.ones(B, 3, 4, dtype=torch.int8))
+    assert torch.equal(x0, torch.ones(B, dtype=torch.int8))
+
+
+def test_inplace_nested():
+    gen = torch.Generator().manual_seed(9)
+    x = rand((B, 3, 4), torch.int16, gen)  # batched at both levels
+    y = counts((3, 4), torch.int16, gen)   # batched at the inner level only
+    want = x.clone()
+    for i in range(B):
+        for j in range(3):
+            op.bitshift_(want[i, j], y[j], "left")
+    got = x.clone()
+    f = lambda a, b: (op.bitshift_(a, b, "left"), a)[1]
+    torch.vmap(torch.vmap(f, in_dims=(0, 0)), in_dims=(0, None))(got, y)
+    assert torch.equal(got, want)
+
+
+# --- out= -------------------------------------------------------------------------------
+
+
+def _out_loop(fn, out, od, args, in_dims):
+    ref = out.clone()
+    for i in range(B):
+        fn(*[select(a, d, i) for a, d in zip(args, in_dims)], ref.select(od, i))
+    return ref
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xd,yd,od", [(0, 0, 0), (1, None, 2), (None, 0, 1), (None, None, 0)])
+def test_out(dtype, xd, yd, od):
+    gen = torch.Generator().manual_seed(6)
+    x = rand((3, 4) if xd is None else _with_batch((3, 4), xd), dtype, gen)
+    y = counts((4,) if yd is None else _with_batch((4,), yd), dtype, gen)
+    out = torch.zeros(_with_batch((3, 4), od), dtype=dtype)
+    f = lambda a, b, o: op.bitshift.out(a, b, "left", out=o)
+    want = _out_loop(f, out, od, (x, y), (xd, yd))
+
+    def g(a, b, o):
+        r = f(a, b, o)
+        assert r is o
+        return o
+
+    res = torch.vmap(g, in_dims=(xd, yd, od), out_dims=od)(x, y, out)
+    assert torch.equal(out, want) and torch.equal(res, want)
+
+
+def test_out_scalar_and_signbit():
+    gen = torch.Generator().manual_seed(7)
+    x = rand((B, 6), torch.int16, gen)
+    out = torch.zeros(6, B, dtype=torch.int16)
+    want = _out_loop(lambda a, o: op.bitshift.Scalar_out(a, 3, "right", out=o), out, 1, (x,), (0,))
+    torch.vmap(lambda a, o: (op.bitshift.Scalar_out(a, 3, "right", out=o), o)[1], in_dims=(0, 1))(x, out)
+    assert torch.equal(out, want)
+    sb = torch.zeros(B, 6, dtype=torch.bool)
+    torch.vmap(lambda a, o: (op.signbit.out(a, out=o), o)[1])(x, sb)
+    assert torch.equal(sb, x < 0)
+
+
+def test_out_refusals():
+    x = torch.ones(B, 4, dtype=torch.int32)
+    f = lambda a, o: (op.bitshift.out(a, a, "left", out=o), o)[1]
+    shared = torch.zeros(4, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match=r"vmap: torchops.bitshift\(\.\.\., out=out\) is not possible"):
+        torch.vmap(f, in_dims=(0, None))(x, shared)
+    with pytest.raises(RuntimeError, match="out has dtype int64 but the result has dtype int32"):
+        torch.vmap(f)(x, torch.zeros(B, 4, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="under torch.vmap, out= cannot be resized"):
+        torch.vmap(f)(x, torch.zeros(B, 0, dtype=torch.int32))
+    assert torch.equal(shared, torch.zeros(4, dtype=torch.int32))
+
+
+# --- signbit ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16] + DTYPES + [torch.bool])
+@pytest.mark.parametrize("xd", [0, 2])
+def test_signbit(dtype, xd):
+    gen = torch.Generator().manual_seed(8)
+    if dtype.is_floating_point:
+        x = torch.randn(_with_batch((3, 4), xd), generator=gen).to(dtype)
+        x.view(-1)[:3] = torch.tensor([-0.0, float("nan"), -float("inf")], dtype=dtype)
+    elif dtype == torch.bool:
+        x = torch.rand(_with_batch((3, 4), xd), generator=gen) > 0.5
+    else:
+        x = rand(_with_batch((3, 4), xd), dtype, gen)
+    got = check(lambda a: op.signbit(a), (x,), (xd,))
+    assert got.dtype == torch.bool
+
+
+# --- the typed API ----------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("call_path")
+def test_typed_api_under_vmap():
+    gen = torch.Generator().manual_seed(10)
+    x = rand((B, 3, 4), torch.int32, gen)
+    y = counts((4, B), torch.int32, gen)
+    functions = {
+        "bitshift": lambda a, b: torchops.bitshift(a, b, "RIGHT", False),
+        "bitwise_left_shift": lambda a, b: torchops.bitwise_left_shift(a, b),
+        "bitwise_right_shift": lambda a, b: torchops.bitwise_right_shift(a, 3, is_arithmetic=False),
+        "int x": lambda a, b: torchops.bitwise_left_shift(1, b),
+        "signbit": lambda a, b: torchops.signbit(a),
+    }
+    for name, f in functions.items():
+        got = torch.vmap(f, in_dims=(0, 1))(x, y)
+        want = torch.stack([f(x[i], y[:, i]) for i in range(B)])
+        assert got.dtype == want.dtype and torch.equal(got, want), name
+    want = torch.stack([torchops.bitwise_right_shift(x[i], y[:, i]) for i in range(B)])
+    got = x.clone()
+    returned = torch.vmap(lambda a, b: torchops.bitwise_right_shift_(a, b), in_dims=(0, 1))(got, y)
+    assert torch.equal(got, want) and torch.equal(returned, want)
+    out = torch.zeros(3, 4, B, dtype=torch.int32)
+    returned = torch.vmap(lambda a, b, o: torchops.bitshift(a, b, "LEFT", out=o), in_dims=(0, 1, 2))(x, y, out)
+    want = torch.stack([torchops.bitshift(x[i], y[:, i], "LEFT") for i in range(B)], dim=2)
+    assert torch.equal(out, want) and torch.equal(returned, want.movedim(2, 0))
+
+
+def test_every_overload_has_a_batching_rule():
+    from torchops._contract import OVERLOADS
+
+    for overload in OVERLOADS:
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), "FuncTorchBatched"), overload
