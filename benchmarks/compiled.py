@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/compiled.py [--quick] [--out-dir DIR]
     (DIR: benchmarks/results/compiled, or .../compiled/quick)
 
-Each case is a small function written twice, with torchops's ops and with the PyTorch
-builtins a user would write for exactly the same result:
+Each case is a small function written three times: with torchops's typed API, with the
+same ops called as ``torch.ops.torchops.*`` (the registered overloads, nothing in between),
+and with the PyTorch builtins a user would write for exactly the same result:
 
   unpack4      packed signed 4-bit values (uint8 bytes, two per byte) to float32:
                sign-extend each nibble with shifts, minus a zero point, times a scale, interleaved
@@ -13,14 +14,16 @@ builtins a user would write for exactly the same result:
                shift is the arithmetic shift plus a mask
   sign_select  torch.where(signbit(x), a * x, b * x) on float32 (leaky-relu-like)
 
-and runs as four contenders, in one process, alternating inside each repetition:
+and runs as six contenders, in one process, alternating inside each repetition:
 
   torchops compiled  torch.compile(torchops version, fullgraph=True, dynamic=False), with
                      torchops's Inductor lowerings registered (the ops are generated inline)
+  torch.ops compiled torch.compile(torch.ops version), the same way: the same generated code,
+                     so what differs from torchops compiled is what Dynamo guards around it
   builtin compiled   torch.compile(builtin version), the same way
   torchops eager     the torchops version, uncompiled
-  extern compiled    the torchops version compiled with the lowerings unregistered: Inductor
-                     calls the C++ kernels as opaque ops (the state before the lowerings)
+  extern compiled    the torchops version compiled without fusing (TORCHOPS_INDUCTOR_LOWERINGS=0's
+                     lowerings): the graph calls the C++ kernels as opaque ops
   builtin again      the builtin version compiled a second time (a copy of its code): the same
                      code as `builtin compiled`, so their ratio (A/A) is the noise of the row
 
@@ -60,11 +63,13 @@ from report import (  # noqa: E402
 from timing import MAX_WAIT_PER_CASE, calmest, cores_busy, record_times, wait_for_cores  # noqa: E402
 from timing import measure as timing_measure  # noqa: E402
 
-SIZES = [64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output
-QUICK_SIZES = [64 * K, M]
+SIZES = [64, 64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output; 64: where per-call costs show
+QUICK_SIZES = [64, 64 * K, M]
 THREADS = [1, 2]
-KEYS = {"torchops compiled": "compiled", "builtin compiled": "builtin", "torchops eager": "eager",
+KEYS = {"torchops compiled": "compiled", "torch.ops compiled": "torch_ops", "builtin compiled": "builtin",
+        "torchops eager": "eager",
         "extern compiled": "extern", "builtin again": "builtin_again"}  # column names in results.csv/json: <key>_us
+OPS = torch.ops.torchops
 CODE_CHECK_SIZE = 64 * K
 MIN_REPS = 9  # more than timing.MIN_REPS (5): a random order (see measure) needs more repetitions to even out
 CODE_CONTENDERS = ["torchops compiled", "extern compiled", "builtin compiled"]  # whose generated code is read
@@ -79,6 +84,13 @@ def unpack4_torchops(packed, scale, zero):
     high = torchops.bitshift(q, 4, "RIGHT")
     # Stacked after the arithmetic, as floats: Inductor then writes both halves straight into
     # the output (one kernel); a stack of the int8 nibbles is an aten.cat call on CPU.
+    return torch.stack(((low.float() - zero) * scale, (high.float() - zero) * scale), dim=-1).flatten()
+
+
+def unpack4_torch_ops(packed, scale, zero):
+    q = packed.view(torch.int8)
+    low = OPS.bitshift.Scalar(OPS.bitshift.Scalar(q, 4, "LEFT"), 4, "RIGHT")
+    high = OPS.bitshift.Scalar(q, 4, "RIGHT")
     return torch.stack(((low.float() - zero) * scale, (high.float() - zero) * scale), dim=-1).flatten()
 
 
@@ -110,6 +122,15 @@ def hash64_torchops(keys):
     return x & (BUCKETS - 1)
 
 
+def hash64_torch_ops(keys):
+    x = keys ^ OPS.bitshift.Scalar(keys, 30, "RIGHT", False)
+    x = x * MIX1
+    x = x ^ OPS.bitshift.Scalar(x, 27, "RIGHT", False)
+    x = x * MIX2
+    x = x ^ OPS.bitshift.Scalar(x, 31, "RIGHT", False)
+    return x & (BUCKETS - 1)
+
+
 def logical_right_shift(x, k):
     """x >>> k for int64 and 0 < k < 64 from builtins: the arithmetic shift, its sign copies masked off."""
     return (x >> k) & ((1 << (64 - k)) - 1)
@@ -135,6 +156,10 @@ def sign_select_torchops(x):
     return torch.where(torchops.signbit(x), NEG_SLOPE * x, POS_SLOPE * x)
 
 
+def sign_select_torch_ops(x):
+    return torch.where(OPS.signbit.default(x), NEG_SLOPE * x, POS_SLOPE * x)
+
+
 def sign_select_builtin(x):
     return torch.where(torch.signbit(x), NEG_SLOPE * x, POS_SLOPE * x)
 
@@ -147,10 +172,11 @@ def sign_select_inputs(n):
     return (x,)
 
 
+# name: (torchops version, torch.ops version, builtin version, inputs)
 CASES = {
-    "unpack4": (unpack4_torchops, unpack4_builtin, unpack4_inputs),
-    "hash64": (hash64_torchops, hash64_builtin, hash64_inputs),
-    "sign_select": (sign_select_torchops, sign_select_builtin, sign_select_inputs),
+    "unpack4": (unpack4_torchops, unpack4_torch_ops, unpack4_builtin, unpack4_inputs),
+    "hash64": (hash64_torchops, hash64_torch_ops, hash64_builtin, hash64_inputs),
+    "sign_select": (sign_select_torchops, sign_select_torch_ops, sign_select_builtin, sign_select_inputs),
 }
 
 
@@ -169,8 +195,9 @@ def code_copy(fn):
 
 
 def without_lowerings(function, *args):
-    """function(*args) with torchops's lowerings out of Inductor's table (compiles extern)."""
-    _inductor.unregister()
+    """function(*args) with torchops's kernel-calling lowerings in Inductor's table instead of
+    the fusing ones (compiles extern)."""
+    _inductor.register(fuse=False)
     try:
         return function(*args)
     finally:
@@ -181,7 +208,7 @@ def code_status(name: str) -> dict:
     """Compiles each case's torchops version with and without the lowerings (and its builtin
     version) at one size and reads the generated code: whether it calls torch.ops.torchops,
     and how many C++ kernels it has. run_and_get_code resets Dynamo, so this runs first."""
-    fn_torchops, fn_builtin, inputs = CASES[name]
+    fn_torchops, _, fn_builtin, inputs = CASES[name]
     args = inputs(CODE_CHECK_SIZE)
 
     def read(code):
@@ -226,7 +253,7 @@ def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[flo
 
 
 def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_contender: float) -> dict:
-    args = CASES[name][2](size)
+    args = CASES[name][3](size)
     row = {"case": name, "size": size, "threads": threads}
     # The first call compiles (the extern one without the lowerings); then every output is
     # compared with eager torchops's, one at a time (at 16M a hash64 output is 128 MB).
@@ -246,6 +273,7 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
     times = record_times(row, samples, "torchops compiled", key=KEYS.get)
     mine = times["torchops compiled"]
     row["x_builtin"] = times["builtin compiled"] / mine  # > 1: compiled torchops is faster
+    row["x_torch_ops"] = times["torch.ops compiled"] / mine
     row["x_eager"] = times["torchops eager"] / mine
     row["x_extern"] = times["extern compiled"] / mine
     row["a_a"] = times["builtin again"] / times["builtin compiled"]  # identical code: 1 but for noise
@@ -259,8 +287,9 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
     for threads in THREADS:
         torch.set_num_threads(threads)
         torch._dynamo.reset()  # compile again: the generated code is made for one thread count
-        for name, (fn_torchops, fn_builtin, _) in CASES.items():
-            functions = {"torchops compiled": compiled(fn_torchops), "builtin compiled": compiled(fn_builtin),
+        for name, (fn_torchops, fn_torch_ops, fn_builtin, _) in CASES.items():
+            functions = {"torchops compiled": compiled(fn_torchops), "torch.ops compiled": compiled(fn_torch_ops),
+                         "builtin compiled": compiled(fn_builtin),
                          "torchops eager": fn_torchops, "extern compiled": compiled(code_copy(fn_torchops)),
                          "builtin again": compiled(code_copy(fn_builtin))}
             for size in sizes:
@@ -281,7 +310,7 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
 # Reporting.
 
 COLUMNS = ["case", "size", "thr", "code", "torchops compiled µs", "IQR", "builtin compiled µs", "torchops eager µs",
-           "extern compiled µs", "×builtin", "A/A", "×eager", "extern→fused"]
+           "extern compiled µs", "×builtin", "A/A", "×torch.ops", "×eager", "extern→fused"]
 
 
 def cells(row: dict, code: dict) -> list[str]:
@@ -293,7 +322,8 @@ def cells(row: dict, code: dict) -> list[str]:
         return case + [row["verified"]] + [""] * (len(COLUMNS) - len(case) - 1)
     noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
     return case + [us("compiled_us"), noise, us("builtin_us"), us("eager_us"), us("extern_us"),
-                   f"{row['x_builtin']:.2f}", f"{row['a_a']:.2f}", f"{row['x_eager']:.2f}", f"{row['x_extern']:.2f}"]
+                   f"{row['x_builtin']:.2f}", f"{row['a_a']:.2f}", f"{row['x_torch_ops']:.2f}", f"{row['x_eager']:.2f}",
+                   f"{row['x_extern']:.2f}"]
 
 
 def text_table(rows: list[dict], code: dict) -> str:
@@ -322,6 +352,7 @@ def targets_text(rows: list[dict], code: dict) -> str:
              + (f"; {left_out} rows left out, measured while another process held a core)" if left_out else ")")]
     targets = [
         ("compiled torchops >= 1.0x the compiled builtin chain, every case", calm, "x_builtin", 1.0),
+        ("compiled torchops >= 1.0x the same chain through torch.ops.torchops, every case", calm, "x_torch_ops", 1.0),
         ("compiled torchops >= 2x eager torchops from 1M elements",
          [r for r in calm if r["size"] >= M], "x_eager", 2.0),
     ]
@@ -339,7 +370,7 @@ def targets_text(rows: list[dict], code: dict) -> str:
                      f"                 {len(misses)} of {len(selected)} rows below {threshold}x:")
         for r in misses:
             note = " (within the noise of one run)" if r[key] >= threshold * NOISE else ""
-            if key == "x_builtin":  # the same row's builtin against itself
+            if key in ("x_builtin", "x_torch_ops"):  # the same row's builtin against itself
                 note += f", A/A {r['a_a']:.3f}"
             lines.append(f"                 {r[key]:.3f}x {row_name(r)}{note}")
     medians = ", ".join(f"{name} {statistics.median(r['x_builtin'] for r in calm if r['case'] == name):.2f}x"
@@ -381,9 +412,11 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
 - `size`: elements of the output (= of the input, except `unpack4`, whose input has size/2 bytes).
   `thr`: torch.set_num_threads; every graph is compiled for the thread count it runs at.
 - Contenders: `torchops compiled` = `torch.compile(fullgraph=True, dynamic=False)` of the torchops
-  version with the Inductor lowerings; `builtin compiled` = the same of the builtin version;
+  version with the Inductor lowerings; `torch.ops compiled` = the same of the version that calls
+  `torch.ops.torchops.*` (the same generated code: only Dynamo's guards around it can differ);
+  `builtin compiled` = the same of the builtin version;
   `torchops eager` = the torchops version uncompiled; `extern compiled` = the torchops version
-  compiled with the lowerings unregistered (Inductor calls the C++ kernels as opaque ops).
+  compiled without fusing (the lowerings of `TORCHOPS_INDUCTOR_LOWERINGS=0`: the graph calls the C++ kernels as opaque ops).
   Each call returns a fresh output (functional), so every contender pays its allocations.
 - Times: medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every contender
   once, in a fresh random order (from 1M elements a call runs slower after one that swept more
@@ -392,6 +425,7 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   output is checked bit for bit against eager torchops's before timing.
 - `×builtin` = builtin compiled / torchops compiled, `A/A` = builtin again / builtin compiled
   (the same code twice: how far from 1 this row's noise alone moves a ratio),
+  `×torch.ops` = torch.ops compiled / torchops compiled,
   `×eager` = torchops eager / torchops compiled,
   `extern→fused` = extern compiled / torchops compiled (> 1: torchops compiled faster).
 - `code`: `fused` when the generated code of `torchops compiled` no longer calls `torch.ops.torchops`

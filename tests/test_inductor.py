@@ -462,7 +462,7 @@ def test_cache_key_follows_the_lowerings():
     try:
         compile_from_cache()  # into the cache, if it was not there yet
         assert compile_from_cache() == (True, True)
-        _inductor.unregister()
+        _inductor.register(fuse=False)  # the kernel-calling lowerings: a cache key of their own
         assert compile_from_cache()[0] is False
         assert compile_from_cache() == (False, True)
     finally:
@@ -530,6 +530,32 @@ def test_without_the_lowerings_graphs_call_the_cpp_kernels(prelude, env):
     assert "calls torchops: True" in completed.stdout
     if "make_pointwise" in prelude:
         assert "torchops: the Inductor lowerings could not be registered" in completed.stderr
+
+
+def test_switched_off_graphs_call_the_cpp_kernels_with_defaulted_arguments_and_dynamic_shapes():
+    # What Inductor would do itself fails for both: it calls a functional overload through its
+    # out= overload, passing an argument left at its default twice, and torch 2.13 builds that
+    # call's layout from the symbolic sizes as they are.
+    code = textwrap.dedent("""
+        import torch
+        import torchops
+        from torch._inductor.utils import run_and_get_code
+
+        def fn(x, y):
+            return torchops.bitshift(x, 3, "LEFT") + torch.ops.torchops.bitshift(x, y, "RIGHT") + x.signbit()
+
+        x = torch.arange(-50, 50, dtype=torch.int32)
+        for dynamic in (False, True):
+            torch._dynamo.reset()
+            compiled = torch.compile(fn, fullgraph=True, dynamic=dynamic, options={"fx_graph_cache": False})
+            result, code = run_and_get_code(compiled, x, x % 7)
+            assert torch.equal(result, fn(x, x % 7))
+            assert "torch.ops.torchops.bitshift" in "".join(code)
+        print("ok")
+    """)
+    completed = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TORCHOPS_INDUCTOR_LOWERINGS": "0"},
+                               capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0 and completed.stdout == "ok\n", completed.stderr[-3000:]
 
 
 def test_generated_code_has_no_undefined_behaviour(tmp_path):

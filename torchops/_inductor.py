@@ -9,9 +9,10 @@ ops in their graphs, and the ONNX export has translations of its own (``torchops
 
 Inductor has no public way to add a lowering: this module is the one place that touches
 ``torch._inductor.lowering``, and only on the torch releases its tests pass on
-(``WRITTEN_FOR``, the releases of requirements-torch.txt). On another release, or with
-``TORCHOPS_INDUCTOR_LOWERINGS=0``, nothing is registered and compiled graphs call the C++
-kernels as before.
+(``WRITTEN_FOR``, the releases of requirements-torch.txt). With
+``TORCHOPS_INDUCTOR_LOWERINGS=0`` the lowerings registered call the C++ kernels instead of
+fusing (``register``); on another release nothing is registered, and Inductor calls the
+kernels its own way.
 
 No generated line may rest on undefined behaviour, and the vectorized loop and its scalar
 tail must agree: every count is brought into range (``0 <= count < n``) before it reaches a
@@ -50,48 +51,56 @@ OVERLOADS = _contract.OVERLOADS
 FUSED_SHIFT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
-_registered: dict = {}
+_registered: dict = {}  # "fuse": which lowerings are in Inductor's table, "table": them
 
 
 def enabled() -> bool:
-    """Whether compiled graphs get the lowerings (once Inductor has loaded)."""
+    """Whether compiled graphs get the fusing lowerings (once Inductor has loaded)."""
     return os.environ.get(_ENV_SWITCH, "1") != "0" and release(torch.__version__) in WRITTEN_FOR
 
 
 def registered() -> bool:
-    """Whether the lowerings are in Inductor's table now."""
-    return bool(_registered)
+    """Whether the fusing lowerings are in Inductor's table now."""
+    return _registered.get("fuse", False)
 
 
-def register() -> None:
-    """Puts the lowerings into Inductor's table (when ``enabled()``)."""
-    if not enabled() or _registered:
+def register(fuse: bool | None = None) -> None:
+    """Puts the lowerings into Inductor's table, on the releases this module was written for:
+    the fusing ones (``fuse``; by default when ``enabled()``), or else ones that call the C++
+    kernels. The latter stand in for Inductor's own handling of a custom op, which calls a
+    functional overload through its out= overload, and from torch 2.13 to 2.15 passes an
+    argument left at its default twice there (``bitshift.Scalar_out(x, 4, 'LEFT', True,
+    arithmetic=True, out=buf0)``: "expected at most 5 argument(s) but received 6")."""
+    if release(torch.__version__) not in WRITTEN_FOR:
+        return
+    fuse = enabled() if fuse is None else fuse
+    if _registered.get("fuse") is fuse:
         return
     from torch._inductor import config, lowering
 
-    lowerings = _lowerings()
+    _take_out()
+    lowerings = _lowerings(fuse)
     lowering.lowerings.update(lowerings)
-    _registered.update(lowerings)
+    _registered.update(fuse=fuse, table=lowerings)
     passes = config.post_grad_custom_post_pass
     passes = list(passes) if isinstance(passes, (list, tuple)) else [] if passes is None else [passes]
-    config.post_grad_custom_post_pass = passes + [_cache_key()]
+    config.post_grad_custom_post_pass = passes + [_cache_key(fuse)]
 
 
-def unregister() -> None:
-    """Takes them out again: compiled graphs call the C++ kernels (benchmarks compare both).
-    Graphs compiled before keep what they were compiled with."""
+def _take_out() -> None:
+    """Takes the lowerings out of Inductor's table, and their pass out of its config."""
     from torch._inductor import config, lowering
 
-    for overload in _registered:
+    for overload in _registered.get("table", ()):
         lowering.lowerings.pop(overload, None)
-    _registered.clear()
     passes = config.post_grad_custom_post_pass
-    if isinstance(passes, list):
-        config.post_grad_custom_post_pass = [p for p in passes if p is not _cache_key()] or None
+    if "fuse" in _registered and isinstance(passes, list):
+        config.post_grad_custom_post_pass = [p for p in passes if p is not _cache_key(_registered["fuse"])] or None
+    _registered.clear()
 
 
 @functools.cache
-def _cache_key():
+def _cache_key(fuse: bool):
     """A pass that changes nothing and puts the lowerings into Inductor's cache keys.
 
     Inductor caches compiled graphs on disk under a key made of the graph, its config and
@@ -107,12 +116,12 @@ def _cache_key():
             pass
 
         def uuid(self) -> bytes:
-            return get_hash_for_files((__file__,))
+            return get_hash_for_files((__file__,)) + (b"fused" if fuse else b"kernel calls")
 
     return LoweringsInCacheKey()
 
 
-def _lowerings() -> dict:
+def _lowerings(fuse: bool) -> dict:
     from torch._inductor import lowering
     from torch._inductor.virtualized import V, ops
 
@@ -150,7 +159,7 @@ def _lowerings() -> dict:
 
         def decorate(lower):
             def lower_or_call_kernel(*args, **kwargs):
-                result = lower(*args, **kwargs)
+                result = lower(*args, **kwargs) if fuse else _CALL_KERNEL
                 return call_kernel(overload, args, kwargs) if result is _CALL_KERNEL else result
 
             table[overload] = lower_or_call_kernel
