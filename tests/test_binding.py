@@ -111,6 +111,19 @@ def test_the_function_its_entry_and_its_twin_have_one_signature(name):
             [(p.name, p.default) for p in signature.parameters.values()], stub
 
 
+def test_a_signature_that_strays_from_its_declaration_fails_the_import():
+    # torchops.ops holds each function's twin, entry and TorchScript signatures to its
+    # declaration when it is imported; a declaration that changed alone is caught.
+    def bitshift(x, y, direction, arithmetic=False, out=None):
+        ...
+
+    with pytest.raises(ImportError, match=re.escape(
+            "torchops: the twin of bitshift takes (x, y, direction, arithmetic=True, out=None), "
+            "its declaration (torchops.ops) (x, y, direction, arithmetic=False, out=None)")):
+        _fastpath.check_declarations({"bitshift": bitshift})
+    _fastpath.check_declarations({name: getattr(ops, name) for name in TYPED_FUNCTIONS})
+
+
 def test_a_python_call_reaches_the_entry():
     # The entry is what a Python call of the typed API runs: with the entry replaced, the
     # function calls the replacement, with the arguments as given.
@@ -430,6 +443,22 @@ def test_a_compiled_typed_call_is_guarded_as_the_raw_op(name, call, overload):
     guarded = {source for source in _guarded_globals(program, _x(), _counts(), _floats()) if "torchops" in source}
     called = re.search(r"torchops\.(\w+)\(", inspect.getsource(call)).group(1)
     assert guarded == {"G['torchops']", f"G['torchops'].{called}"}
+
+
+def test_the_twins_read_no_module_global():
+    # What makes the guards above: everything a twin uses is a closure cell (torchops/_twins.py).
+    import dis
+
+    def code_objects(code):
+        yield code
+        for constant in code.co_consts:
+            if hasattr(constant, "co_code"):
+                yield from code_objects(constant)
+
+    factory = twins._make_twins.__code__
+    read = {instruction.argval for code in code_objects(factory) if code is not factory
+            for instruction in dis.get_instructions(code) if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    assert read == set()
 
 
 def test_import_torchops_does_not_import_dynamo_and_compile_still_works():

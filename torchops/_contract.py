@@ -1,11 +1,12 @@
 """The facts of the contract (docs/semantics.md) that more than one Python module needs: the
 ops' names as messages say them, their overloads, the dtypes they take and the directions.
 
-_twins.py, _fake.py, _inductor.py, _sharding.py and onnx.py take them from here, so that
-adding a dtype or an overload is one edit on the Python side (csrc/ has the C++ side's own:
-csrc/overloads.h and csrc/ops/common.h; tests/test_torch_integration.py checks that the fake
-kernels' messages are the ops'). Imported once the operator
-library is loaded (``torchops/__init__.py``): ``OVERLOADS`` reads the registered library.
+_twins.py, _fake.py, _vmap.py, _inductor.py, _sharding.py and onnx.py take them from here,
+so that adding a dtype is one edit on the Python side (csrc/ops/common.h has the C++ side's
+own; tests/test_torch_integration.py checks that the fake kernels' messages are the ops').
+The overloads are read from the registered library (csrc/overloads.h's list), so this is
+imported once it is loaded (``torchops/__init__.py``); tests/test_coverage.py checks that
+every integration covers each of them.
 """
 from __future__ import annotations
 

@@ -73,6 +73,37 @@ def torch_ops_only() -> Iterator[None]:
         _binding._use_torch_ops(before)
 
 
+def _signature_text(function: Callable) -> str:
+    """"(x, y, direction, arithmetic=True, out=None)": a Python function's parameters (all
+    positional-or-keyword here) as a builtin's ``__text_signature__`` gives them; read from
+    its code object, a few microseconds, where inspect.signature takes a hundred."""
+    code, defaults = function.__code__, function.__defaults__ or ()
+    names = code.co_varnames[:code.co_argcount]
+    if code.co_kwonlyargcount or code.co_flags & 0x0C:  # keyword-only, *args or **kwargs
+        raise TypeError(f"torchops: {function.__qualname__} takes other than positional-or-keyword parameters")
+    required = len(names) - len(defaults)
+    return "(" + ", ".join(name if i < required else f"{name}={defaults[i - required]!r}"
+                           for i, name in enumerate(names)) + ")"
+
+
+def check_declarations(declared: dict[str, Callable]) -> None:
+    """Raises ImportError unless each typed function's twin, compiled entry and TorchScript
+    signatures (its ``@overload`` stubs) have the parameters of its declaration in
+    torchops.ops: names, order and defaults. Their bodies must differ; their signatures
+    are written beside them, and held to the declaration here, at every import."""
+    from torch import _jit_internal
+
+    for name, function in declared.items():
+        want = _signature_text(function)
+        others = {"twin": _signature_text(_TWINS[name]),
+                  "compiled entry": getattr(FUNCTIONS[name], "__text_signature__", None) or _signature_text(FUNCTIONS[name])}
+        stubs = _jit_internal._get_fn_overloads(_jit_internal._qualified_name(function)) or []
+        others.update((f"TorchScript signature {i + 1}", _signature_text(stub)) for i, stub in enumerate(stubs))
+        for what, got in others.items():
+            if got != want:
+                raise ImportError(f"torchops: the {what} of {name} takes {got}, its declaration (torchops.ops) {want}")
+
+
 def compile_as_twins(functions: dict[str, Callable]) -> None:
     """Has torch.compile trace each twin in place of the typed function of its name (from
     torchops.ops) and of its compiled entry, once torch._dynamo is imported (which costs more

@@ -35,8 +35,8 @@ def _make_twins() -> dict:
     from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
 
     # The builtins the twins call, as locals too.
-    isinstance, bool, int, str, type, zip = (
-        builtins.isinstance, builtins.bool, builtins.int, builtins.str, builtins.type, builtins.zip)
+    isinstance, bool, int, len, str, type, zip = (
+        builtins.isinstance, builtins.bool, builtins.int, builtins.len, builtins.str, builtins.type, builtins.zip)
     Exception, NotImplementedError, TypeError, ValueError = (
         builtins.Exception, builtins.NotImplementedError, builtins.TypeError, builtins.ValueError)
     _ops = torch.ops.torchops
@@ -59,7 +59,6 @@ def _make_twins() -> dict:
     # How the operators' messages begin: the op's name.
     _OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
 
-
     def _call_op(called: str, op, *args, **kwargs):
         """op(*args, **kwargs), its errors said as `called`, the function the user called: a
         message that names the op (``torchops.bitshift: ...``) names `called` instead, keeping
@@ -76,7 +75,6 @@ def _make_twins() -> dict:
             say_as(called, error)
             raise
 
-
     def say_as(called: str, error: BaseException) -> None:
         """Makes an error whose message names an op (``torchops.bitshift: ...``) name `called`
         instead, keeping its type. The compiled entries say the op's errors with it too."""
@@ -84,11 +82,9 @@ def _make_twins() -> dict:
         if isinstance(message, str) and message.startswith(_OP_PREFIXES):
             error.args = (f"{called}: {message.partition(': ')[2]}",)
 
-
     def _is_numpy_bool(value: object) -> bool:
         numpy = sys.modules.get("numpy")  # a NumPy bool exists only if NumPy was imported
         return numpy is not None and isinstance(value, numpy.bool_)
-
 
     def _int_or_tensor(called: str, arg: str, value: object) -> Union[Tensor, int]:
         """A tensor, or an int: Python's, or any integer with ``__index__`` (NumPy integers,
@@ -103,7 +99,6 @@ def _make_twins() -> dict:
                 pass
         raise TypeError(f"{called}: {arg} must be a tensor or an int, got {type(value).__name__}")
 
-
     def _checked_flag(called: str, arg: str, value: object) -> bool:
         # torch.ops takes None, 0, 2 or 1.0 for a bool argument (None as False: a silent logical
         # shift); like torch's own functions, the typed API takes only a bool (or NumPy's).
@@ -111,11 +106,9 @@ def _make_twins() -> dict:
             return bool(value)
         raise TypeError(f"{called}: {arg} must be a bool, got {type(value).__name__}")
 
-
     def _check_out(called: str, out: object) -> None:
         if out is not None and not isinstance(out, Tensor):
             raise TypeError(f"{called}: out must be a tensor or None, got {type(out).__name__}")
-
 
     def _int_as_tensor(called: str, value: int, like: Tensor) -> Tensor:
         """x given as a Python int becomes a 0-d tensor of y's dtype; it must fit that dtype."""
@@ -132,7 +125,6 @@ def _make_twins() -> dict:
             )
         return torch.tensor(value, dtype=dtype, device=like.device)
 
-
     def _clamped_count(called: str, y: object) -> int:
         y = _int_or_tensor(called, "y", y)
         # Comparisons rather than min/max: under torch.compile(dynamic=True) `y` is a symbolic
@@ -143,7 +135,6 @@ def _make_twins() -> dict:
         if y > _COUNT_MAX:
             return _COUNT_MAX
         return y
-
 
     def _shift(
         called: str,
@@ -172,7 +163,6 @@ def _make_twins() -> dict:
             return _call_op(called, _BITSHIFT_SCALAR, x, count, direction, arithmetic)
         return _call_op(called, _BITSHIFT_SCALAR_OUT, x, count, direction, arithmetic, out=out)
 
-
     def _shift_(
         called: str, x: Tensor, y: Union[Tensor, int], direction: str, is_arithmetic: bool, out: Optional[Tensor]
     ) -> Tensor:
@@ -185,7 +175,6 @@ def _make_twins() -> dict:
         if isinstance(y, Tensor):
             return _call_op(called, _BITSHIFT_INPLACE, x, y, direction, arithmetic)
         return _call_op(called, _BITSHIFT_INPLACE_SCALAR, x, _clamped_count(called, y), direction, arithmetic)
-
 
     # The twins, with the signatures of torchops.ops (and of the binding's entries).
     def bitshift(
@@ -201,7 +190,6 @@ def _make_twins() -> dict:
                 f"got {type(direction).__name__}"
             )
         return _shift(BITSHIFT, x, y, direction, arithmetic, out)
-
 
     def _paddle_twin(direction: str, in_place: bool):
         """The twin of Paddle's bitwise_{left,right}_shift (in_place: the form ending in _)."""
@@ -224,12 +212,10 @@ def _make_twins() -> dict:
         twin.__name__ = twin.__qualname__ = function_name
         return twin
 
-
     bitwise_left_shift = _paddle_twin("LEFT", in_place=False)
     bitwise_right_shift = _paddle_twin("RIGHT", in_place=False)
     bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
     bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
-
 
     def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
         if not isinstance(x, Tensor):

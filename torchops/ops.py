@@ -8,8 +8,8 @@ the function's twin (torchops/_twins.py, through ``torch.ops``, where the argume
 and messages live); torch.compile traces the twin in its place. Compiled by
 ``torch.jit.script``, once for each of its signatures, it is the ``torch.ops.torchops``
 calls below, so that a scripted model calling the typed API saves and runs wherever the
-operator library is loaded, C++ programs included. tests/test_binding.py holds the entry,
-the twin and the stubs to the declaration. The rules of the operators: docs/semantics.md.
+operator library is loaded, C++ programs included. The entry, the twin and the stubs are
+held to the declaration at import (the end of this file). The rules: docs/semantics.md.
 """
 from typing import Optional, Union, overload
 
@@ -332,5 +332,7 @@ def cpu_capability() -> str:
     return torch.ops.torchops._cpu_capability()
 
 
-# torch.compile traces each function's twin in its place (torchops/_fastpath.py).
+# The twins, the compiled entries and the TorchScript signatures are held to the declarations
+# above, and torch.compile traces each function's twin in its place (torchops/_fastpath.py).
+_fastpath.check_declarations({name: globals()[name] for name in _fastpath.FUNCTIONS})
 _fastpath.compile_as_twins({name: globals()[name] for name in _fastpath.FUNCTIONS})
