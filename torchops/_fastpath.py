@@ -93,11 +93,13 @@ def check_declarations(declared: dict[str, Callable]) -> None:
     are written beside them, and held to the declaration here, at every import."""
     from torch import _jit_internal
 
+    # TorchScript's registry of the stubs (private; a torch without it has no stubs to check).
+    stubs_of = getattr(_jit_internal, "_get_fn_overloads", lambda name: None)
     for name, function in declared.items():
         want = _signature_text(function)
         others = {"twin": _signature_text(_TWINS[name]),
                   "compiled entry": getattr(FUNCTIONS[name], "__text_signature__", None) or _signature_text(FUNCTIONS[name])}
-        stubs = _jit_internal._get_fn_overloads(_jit_internal._qualified_name(function)) or []
+        stubs = stubs_of(_jit_internal._qualified_name(function)) or []
         others.update((f"TorchScript signature {i + 1}", _signature_text(stub)) for i, stub in enumerate(stubs))
         for what, got in others.items():
             if got != want:
