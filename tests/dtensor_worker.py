@@ -29,14 +29,13 @@ i8, i32, i64, u8 = torch.int8, torch.int32, torch.int64, torch.uint8  # gloo has
 f32 = torch.float32
 
 
-def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=None, xfail=None, **options):
+def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=None, **options):
     """x, y: (shape, dtype, placements) of a tensor operand, or a Python int for y (or for x,
     with the typed API). expect: the result's placements, or a tuple of acceptable ones.
     out: placements of the out= tensor (default: expect). comms: collectives allowed in the
-    call (0: none; None: not checked). error: (exception type name, message part) expected.
-    xfail: (the error expected, why), for a case that fails (pytest marks it xfail, strict)."""
+    call (0: none; None: not checked). error: (exception type name, message part) expected."""
     return dict(name=name, call=call, x=x, y=y, expect=expect, out=out, mesh=mesh, comms=comms, error=error,
-                xfail=xfail, options=options)
+                options=options)
 
 
 CASES = [
@@ -119,7 +118,6 @@ CASES = [
 ]
 
 CASE_NAMES = [c["name"] for c in CASES]
-XFAIL = {c["name"]: c["xfail"] for c in CASES if c["xfail"]}
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
 
 # Float values for signbit: both zeros, infinities, NaNs of either sign.

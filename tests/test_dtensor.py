@@ -88,23 +88,11 @@ def worker_results(tmp_path_factory):
     return results
 
 
-def _xfail(name):
-    error, why = dtensor_worker.XFAIL[name]
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"{why}: {error}")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=_xfail(name)) if name in dtensor_worker.XFAIL else name
-    for name in dtensor_worker.CASE_NAMES
-])
+@pytest.mark.parametrize("name", dtensor_worker.CASE_NAMES)
 def test_case(worker_results, name):
     outcomes = worker_results.get(name)
     assert outcomes is not None and None not in outcomes, f"case {name}: no result from some rank: {outcomes}"
     failures = [f"rank {rank}: {outcome['error']}" for rank, outcome in enumerate(outcomes) if not outcome["ok"]]
-    if name in dtensor_worker.XFAIL and failures:
-        error = dtensor_worker.XFAIL[name][0]
-        if not all(error in failure for failure in failures):  # fails, but not as expected: a real failure
-            pytest.fail(f"case {name}: expected {error!r} on every rank, got:\n" + "\n".join(failures))
     assert not failures, f"case {name}:\n" + "\n".join(failures)
 
 
