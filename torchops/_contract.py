@@ -46,6 +46,23 @@ def _registered_overloads() -> tuple:
 OVERLOADS = _registered_overloads()
 
 
+def _functional_form(overload) -> object:
+    """The functional overload whose result a writing one writes, by ATen's naming:
+    bitshift.default for bitshift.out and bitshift_.default, bitshift.Scalar for
+    bitshift.Scalar_out and bitshift_.Scalar."""
+    op = overload._schema.name.removeprefix("torchops::").removesuffix("_")
+    name = overload._overloadname
+    if torch.Tag.out in overload.tags:
+        name = "default" if name == "out" else name.removesuffix("_out")
+    return getattr(getattr(torch.ops.torchops, op), name)
+
+
+#: Each writing overload (in place, out=) and the functional overload whose result it writes.
+FUNCTIONAL_FORM = {overload: _functional_form(overload) for overload in OVERLOADS if overload._schema.is_mutable}
+#: Each functional overload that has an out= overload, and that overload.
+OUT_FORM = {functional: overload for overload, functional in FUNCTIONAL_FORM.items() if torch.Tag.out in overload.tags}
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     """A dtype as Python spells it, ``int8`` for ``torch.int8``."""
     return str(dtype).removeprefix("torch.")

@@ -132,9 +132,7 @@ def _lowerings(fuse: bool) -> dict:
     from torch._inductor.utils import convert_shape_to_inductor
 
     table = {}
-    # The out= overload of each functional one, into which a kernel call writes (below).
-    out_overload = {_op.bitshift.default: _op.bitshift.out, _op.bitshift.Scalar: _op.bitshift.Scalar_out,
-                    _op.signbit.default: _op.signbit.out}
+    out_overload = _contract.OUT_FORM  # into which a functional overload's kernel call writes (below)
 
     def call_kernel(overload, args, kwargs):
         """The C++ kernel of `overload`, called from the compiled graph. A functional overload

@@ -34,7 +34,7 @@ from __future__ import annotations
 import torch
 
 from torchops import _fake
-from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, SHIFT_DTYPES, SIGNBIT
+from torchops._contract import BITSHIFT_INPLACE, OUT_FORM, SHIFT_DTYPES
 
 _op = torch.ops.torchops
 
@@ -193,16 +193,12 @@ def register() -> None:
         _op.bitshift_.Scalar: _make_inplace_rule(_op.bitshift_.Scalar),
         _op.signbit.default: _signbit_rule,
     }
-    # The out= overloads: the functional overload they write the result of, and the op's name.
-    decompositions = {
-        _op.bitshift.out: (_op.bitshift.default, BITSHIFT),
-        _op.bitshift.Scalar_out: (_op.bitshift.Scalar, BITSHIFT),
-        _op.signbit.out: (_op.signbit.default, SIGNBIT),
-    }
     for overload, rule in rules.items():
         torch.library.register_vmap(overload, rule, lib=library)
-    for overload, (functional, op_name) in decompositions.items():
-        library.impl(overload, _make_out_kernel(functional, op_name), "FuncTorchBatched")
+    # The out= overloads: the functional overload they write the result of, named as the op's
+    # messages name it ("torchops.bitshift").
+    for functional, overload in OUT_FORM.items():
+        library.impl(overload, _make_out_kernel(functional, str(functional.overloadpacket)), "FuncTorchBatched")
     _library = library
 
 

@@ -49,7 +49,7 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
 from torchops._contract import (
-    BITSHIFT, DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
+    BITSHIFT, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
 )
 from torchops._contract import dtype_name as _name
 
@@ -68,13 +68,8 @@ BITCAST_OPSET = 26
 
 _op = torch.ops.torchops
 # Where each mutating overload's result goes once it is rewritten as the functional one.
-_FUNCTIONAL_FORM = {
-    _op.bitshift_.default: (_op.bitshift.default, "x"),
-    _op.bitshift_.Scalar: (_op.bitshift.Scalar, "x"),
-    _op.bitshift.out: (_op.bitshift.default, "out"),
-    _op.bitshift.Scalar_out: (_op.bitshift.Scalar, "out"),
-    _op.signbit.out: (_op.signbit.default, "out"),
-}
+_FUNCTIONAL_FORM = {overload: (functional, "out" if torch.Tag.out in overload.tags else "x")
+                    for overload, functional in FUNCTIONAL_FORM.items()}
 _UNSIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if not d.is_signed}
 _SIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if d.is_signed}
 
