@@ -59,6 +59,7 @@ from timing import (
 SIZES = [1, 64, K, 4 * K, 16 * K, 64 * K, 256 * K, M, 4 * M, 16 * M]
 CALL_PATH_SIZES = [K, 16 * K, 64 * K, 256 * K, M]  # where the call-path targets are set
 MID_SIZES = [1, K, 64 * K, M, 16 * M]  # for the side sweeps (operand kinds, 1 thread, other levels)
+LAYOUT_SIZES = [64 * K, M, 16 * M]  # where the layout target is set
 QUICK_SIZES = [1, K, 64 * K, M, 16 * M]
 HUGE = 64 * M  # full mode only, a few key cases
 
@@ -68,6 +69,7 @@ SHIFT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64,
 SIGNBIT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64,
                   torch.int8, torch.int16, torch.int32, torch.int64]
 NO_TORCH_SHIFT = {torch.uint16, torch.uint32, torch.uint64}
+TORCH_SHIFT_DTYPES = [dtype for dtype in SHIFT_DTYPES if dtype not in NO_TORCH_SHIFT]
 SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 SCALAR_COUNT = 3  # in range for every dtype, so every library defines the same answer
 
@@ -82,7 +84,7 @@ class Case:
     op: str        # left | right | right_logical | signbit
     dtype: torch.dtype
     size: int      # elements of x (and of the output)
-    operands: str  # shifts: tensor | scalar | broadcast | strided; signbit: contiguous | strided
+    operands: str  # a key of OPERANDS
     threads: int   # torch.set_num_threads value
     level: str     # torchops dispatch level
 
@@ -102,7 +104,7 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
         add(["right", "right_logical"], [torch.int32], QUICK_SIZES)
         add(["left"], [torch.uint32], QUICK_SIZES)
         add(["signbit"], [torch.float32, torch.bfloat16], QUICK_SIZES)
-        add(["left"], [torch.int16], [64 * K, M], operands=("scalar", "broadcast", "strided"))
+        add(["left"], [torch.int16], [M], operands=["scalar"] + LAYOUTS)
         return cases
 
     # Every op and dtype at every size: tensor count, contiguous, all threads, the level in use.
@@ -110,7 +112,12 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
     add(["signbit"], SIGNBIT_DTYPES, SIZES)
     # Operand kinds, on dtypes that cover each width and the NumPy-only family.
     add(SHIFT_OPS, [torch.int8, torch.int32, torch.int64, torch.uint16], MID_SIZES,
-        operands=("scalar", "broadcast", "strided"))
+        operands=("scalar", "count_rows", "strided"))
+    # Every layout, for every dtype PyTorch shifts, at 1 and 2 threads (the arithmetic right
+    # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one).
+    threads = (1, all_threads) if all_threads > 1 else (1,)
+    add(["left"], TORCH_SHIFT_DTYPES, LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
+    add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
     add(["signbit"], [torch.float32, torch.bfloat16, torch.int8], MID_SIZES, operands=("strided",))
     # One thread.
     if all_threads > 1:
@@ -166,23 +173,61 @@ def random_values(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
     return raw.view(dtype).reshape(shape)  # every bit pattern, negative values included
 
 
+COLS = 1024  # columns of the 2-D layouts: x of shape (rows, COLS), rows = n // COLS
+CHANNELS = 64  # the channels_last layouts: (n // (64 * 32 * 32), 64, 32, 32)
+
+# How the operands of each kind are laid out: the one place that says it (results.md quotes it).
+OPERANDS = {
+    "tensor": "a count tensor of x's shape, both 1-D and contiguous",
+    "scalar": f"a Python-int count ({SCALAR_COUNT}), x 1-D",
+    "contiguous": "(signbit) a 1-D x",
+    "count_rows": "x (rows, 1024), a count of shape (rows, 1)",
+    "count_cols": "x (rows, 1024), a count of shape (1024,)",
+    "count_0d": "x (rows, 1024), a 0-d count tensor",
+    "x_expanded": "x a (1, 1024) row expanded to (rows, 1024), a contiguous count of that shape",
+    "x_transposed": "x the transpose of a (1024, rows) tensor, a contiguous (rows, 1024) count",
+    "x_sliced": "x = a[:, :1024] of a contiguous (rows, 1088) tensor a, a contiguous count",
+    "strided": "x = a[:, ::2] of a contiguous (rows, 2048) tensor a, a contiguous count",
+    "channels_last": "x and the count (n / 64Ki, 64, 32, 32), both channels_last",
+    "channels_last_per_channel": "x (n / 64Ki, 64, 32, 32) channels_last, a count of shape (64, 1, 1)",
+}
+# The layouts PyTorch users meet beyond contiguous operands of one shape.
+LAYOUTS = ["count_rows", "count_cols", "count_0d", "x_expanded", "x_transposed", "x_sliced", "strided",
+           "channels_last", "channels_last_per_channel"]
+
+
 def make_operands(case: Case):
-    """x, and y (a tensor or a Python int; None for signbit), shaped as the case says."""
-    n = case.size
-    cols = min(n, 1024)
+    """x, and y (a tensor or a Python int; None for signbit), laid out as OPERANDS says."""
+    n, how = case.size, case.operands
+    cols = min(n, COLS)
     rows = n // cols
-    if case.operands == "strided":
-        x = random_values(case.dtype, (rows, 2 * cols))[:, ::2]  # every other column
-    elif case.operands == "broadcast":
-        x = random_values(case.dtype, (rows, cols))
+    image = (max(1, n // (CHANNELS * 32 * 32)), CHANNELS, 32, 32)
+    x_shape = {"tensor": (n,), "scalar": (n,), "contiguous": (n,)}.get(how, (rows, cols))
+
+    def counts(shape):
+        return torch.randint(0, bits(case.dtype), shape).to(case.dtype)  # in range: all peers agree
+
+    if how == "strided":
+        x = random_values(case.dtype, (rows, 2 * cols))[:, ::2]
+    elif how == "x_sliced":
+        x = random_values(case.dtype, (rows, cols + 64))[:, :cols]
+    elif how == "x_expanded":
+        x = random_values(case.dtype, (1, cols)).expand(rows, cols)
+    elif how == "x_transposed":
+        x = random_values(case.dtype, (cols, rows)).t()
+    elif how.startswith("channels_last"):
+        x = random_values(case.dtype, image).contiguous(memory_format=torch.channels_last)
     else:
-        x = random_values(case.dtype, (n,))
+        x = random_values(case.dtype, x_shape)
     if case.op == "signbit":
         return x, None
-    if case.operands == "scalar":
+    if how == "scalar":
         return x, SCALAR_COUNT
-    y_shape = (rows, 1) if case.operands == "broadcast" else tuple(x.shape)
-    y = torch.randint(0, bits(case.dtype), y_shape).to(case.dtype)  # in range: all peers agree
+    y_shape = {"count_rows": (rows, 1), "count_cols": (cols,), "count_0d": (),
+               "channels_last_per_channel": (CHANNELS, 1, 1)}.get(how, tuple(x.shape))
+    y = counts(y_shape)
+    if how == "channels_last":
+        y = y.contiguous(memory_format=torch.channels_last)
     return x, y
 
 
@@ -260,12 +305,13 @@ def check_composites() -> None:
 
 def make_contenders(case: Case, x: torch.Tensor, y):
     """name -> (kind, function, output); every function writes its answer into its own output."""
-    out_dtype = torch.bool if case.op == "signbit" else case.dtype
-    out_shape = tuple(x.shape)
+    # Every output has the layout the functional call gives (PyTorch's rule for pointwise
+    # ops: it follows the inputs' memory order), so that out= changes nothing but the allocation.
+    layout = torchops.signbit(x) if case.op == "signbit" else torchops.bitshift(x, y, "LEFT")
     contenders = {}
 
     def output():
-        return torch.empty(out_shape, dtype=out_dtype)
+        return torch.empty_strided(layout.size(), layout.stride(), dtype=layout.dtype)
 
     def add(name, kind, make_function):
         out = output()

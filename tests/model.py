@@ -97,6 +97,25 @@ def shift_model(x_values, counts, dtype, direction, arithmetic=True):
     return np.array(flat, dtype=object).reshape(xs.shape).tolist()
 
 
+def shift_model_arrays(x, counts, dtype, direction, arithmetic=True):
+    """shift_model for large inputs: the same rules on NumPy integer arrays of `dtype`'s
+    NumPy type (values of the result dtype, broadcast together), giving an array of that
+    type. Counts are compared by value before any shift, so no shift reaches NumPy with a
+    count outside [0, n) (which C leaves undefined)."""
+    n, signed = INTEGER_DTYPES[dtype]
+    unsigned = np.dtype(f"u{n // 8}")
+    x, counts = np.broadcast_arrays(np.asarray(x), np.asarray(counts))
+    in_range = (counts >= 0) & (counts < n) if signed else counts < n
+    safe = np.where(in_range, counts, 0).astype(unsigned)
+    direction = DIRECTIONS[direction]
+    if direction == "RIGHT" and arithmetic and signed:
+        # sign-extending; out of range, the sign fill alone: a shift by n - 1
+        return x >> np.where(in_range, safe, n - 1).astype(x.dtype)
+    bits = x.view(unsigned)
+    shifted = bits << safe if direction == "LEFT" else bits >> safe
+    return np.where(in_range, shifted, 0).astype(unsigned).view(x.dtype)
+
+
 # float dtype -> (same-width signed torch int dtype, NumPy unsigned view dtype)
 _FLOAT_BITS = {
     torch.float16: (torch.int16, np.uint16),

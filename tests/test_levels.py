@@ -131,3 +131,114 @@ def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direct
     }
     for case in got:
         assert torch.equal(got[case].view(torch.uint8), want[case].view(torch.uint8)), case
+
+
+# --------------------------------------------------------------------------
+# Layouts through the CPU loops' row driver (csrc/ops/common.h, run_rows): rows handed to
+# the kernels in place with their strides, and tiles for strided operands, at sizes that
+# span several tiles (4096 bytes of the widest element; 64 bytes of rows when an operand
+# is read across its rows) with partial ones at both edges, and on both sides of the
+# row length where a count per row goes to the scalar kernel (1024 bytes). Checked
+# against the vectorized model, itself held to the scalar one on every 8-bit pair here.
+def numpy_values(tensor):
+    return tensor.contiguous().numpy()
+
+
+def random_bit_tensor(dtype, shape, generator):
+    raw = torch.randint(0, 256, (math.prod(shape) * dtype.itemsize,), dtype=torch.uint8, generator=generator)
+    return raw.view(dtype).reshape(shape)
+
+
+def random_count_tensor(dtype, shape, generator):
+    """Counts around the width, negative ones for signed dtypes, and each extreme."""
+    n = model.width(dtype)
+    low = -3 if dtype.is_signed else 0
+    counts = torch.randint(low, n + 3, shape, generator=generator).to(dtype)
+    info = torch.iinfo(dtype)
+    counts.view(-1)[:2] = torch.tensor([info.min, info.max], dtype=dtype) if counts.numel() >= 2 else counts.view(-1)[:2]
+    return counts
+
+
+def layout_cases(dtype, generator):
+    """(name, x, count (a tensor or a Python int), out (None: functional; or the tensor to write))."""
+    def bits(*shape):
+        return random_bit_tensor(dtype, shape, generator)
+
+    def counts(*shape):
+        return random_count_tensor(dtype, shape, generator)
+
+    yield "x transposed", bits(131, 150).t(), counts(150, 131), None
+    yield "count transposed", bits(150, 131), counts(131, 150).t(), None
+    yield "out transposed", bits(150, 131), counts(150, 131), torch.empty(131, 150, dtype=dtype).t()
+    yield "x transposed, out transposed", bits(131, 150).t(), counts(150, 131), torch.empty(131, 150, dtype=dtype).t()
+    yield "x every other column, long rows", bits(3, 10002)[:, 1::2], counts(3, 5001), None
+    yield "x every other column, short rows", bits(400, 14)[:, ::2], counts(400, 7), None
+    yield "x every third column", bits(40, 300)[:, ::3], counts(40, 100), None
+    for cols in (7, 300, 1100):
+        yield f"count per row, rows of {cols}", bits(70, cols), counts(70, 1), None
+    yield "count per row, x transposed", bits(300, 70).t(), counts(70, 1), None
+    yield "count per column, rows of 7", bits(600, 7), counts(7), None
+    channels_last = bits(3, 37, 5, 7).contiguous(memory_format=torch.channels_last)
+    yield "channels_last, per-channel count", channels_last, counts(1, 37, 1, 1), None
+    yield "x expanded along rows", bits(1, 333).expand(50, 333), counts(50, 333), None
+    yield "x expanded along each row", bits(50, 1).expand(50, 333), counts(50, 333), None
+    yield "out rows sliced", bits(60, 333), counts(60, 333), torch.empty(60, 340, dtype=dtype)[:, 2:335]
+    yield "0-d count, x transposed", bits(131, 150).t(), counts(), None
+    yield "Python-int count, x transposed", bits(131, 150).t(), 3, None
+    yield "Python-int count, x every other column", bits(3, 10002)[:, 1::2], model.width(dtype) - 1, None
+    yield "Python-int count, out transposed", bits(150, 131), 1, torch.empty(131, 150, dtype=dtype).t()
+    yield "Python-int count out of range, x transposed", bits(131, 150).t(), model.width(dtype), None
+
+
+def test_the_vectorized_model_is_the_scalar_one():
+    for dtype in (torch.int8, torch.uint8):
+        values = torch.arange(256, dtype=torch.int16).to(dtype)
+        xs, cs = (v.numpy() for v in torch.cartesian_prod(values, values).unbind(1))
+        for direction, arithmetic in OPERATIONS:
+            got = model.shift_model_arrays(xs, cs, dtype, direction, arithmetic).tolist()
+            assert got == model.shift_model(xs.tolist(), cs.tolist(), dtype, direction, arithmetic), (dtype, direction)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
+def test_layouts_through_the_row_driver(cpu_capability, dtype, direction, arithmetic, restore_num_threads):
+    generator = torch.Generator().manual_seed(model.width(dtype))
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for name, x, count, out in layout_cases(dtype, generator):
+            counts = count if isinstance(count, int) else numpy_values(count)
+            want = model.shift_model_arrays(numpy_values(x), counts, dtype, direction, arithmetic)
+            if out is None:
+                got = torchops.bitshift(x, count, direction, arithmetic)
+                reference = torch.bitwise_and(x, count)
+                assert got.stride() == reference.stride(), name
+            else:
+                got = torchops.bitshift(x, count, direction, arithmetic, out=out)
+                assert got is out, name
+            assert np.array_equal(numpy_values(got), want), (name, threads)
+            if not x.is_contiguous() and x.stride()[-1] != 0 and 0 not in x.stride():
+                in_place = x.clone(memory_format=torch.preserve_format)  # a transposed x stays transposed
+                strides = in_place.stride()
+                torch.ops.torchops.bitshift_(in_place, count, direction, arithmetic)
+                assert in_place.stride() == strides and np.array_equal(numpy_values(in_place), want), (name, "in place")
+        large = random_bit_tensor(dtype, (300, 300), generator).t()  # split across threads mid-row
+        large_counts = random_count_tensor(dtype, (300, 300), generator)
+        want = model.shift_model_arrays(numpy_values(large), numpy_values(large_counts), dtype, direction, arithmetic)
+        assert np.array_equal(numpy_values(torchops.bitshift(large, large_counts, direction, arithmetic)), want)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES, ids=dtype_id)
+def test_signbit_layouts_through_the_row_driver(cpu_capability, dtype, rng, restore_num_threads):
+    def bits(*shape):
+        return random_bits(dtype, math.prod(shape), rng).reshape(shape)
+
+    cases = [("x transposed", bits(131, 150).t(), None),
+             ("x every other column", bits(400, 14)[:, ::2], None),
+             ("x expanded along each row", bits(50, 1).expand(50, 333), None),
+             ("out transposed", bits(150, 131), torch.empty(131, 150, dtype=torch.bool).t()),
+             ("x split across threads mid-row", bits(300, 300).t(), None)]
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for name, x, out in cases:
+            got = torchops.signbit(x) if out is None else torchops.signbit(x, out=out)
+            assert np.array_equal(got.contiguous().numpy(), model.signbit_model(x.contiguous())), (name, threads)

@@ -27,16 +27,30 @@ enum class ShiftOp : uint8_t {
   RightArithmetic,  // sign-fill from the left; count >= width gives the sign fill (0 or -1)
 };
 
+// The arrays of one kernel call: `rows` rows of `n` contiguous elements each; row r of an
+// array starts r * its row stride bytes after its row 0 (a stride of 0 repeats row 0).
+// A strided loop hands a kernel a whole block of rows at once, so a row costs the kernel a
+// few instructions, not a call: short rows are common (a channels_last tensor shifted by a
+// per-channel count has rows of one pixel's channels).
+struct Rows {
+  int64_t n;
+  int64_t rows;
+  int64_t x_stride;
+  int64_t count_stride;  // shifts by a tensor count only
+  int64_t out_stride;
+};
+
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
 struct KernelTable {
   // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
-  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n, bool streaming);
+  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                bool streaming);
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
-  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n,
+  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                           bool streaming);
   // out[i] = top bit of the `width`-byte element x[i].
-  void (*signbit)(int width, const void* x, bool* out, int64_t n);
+  void (*signbit)(int width, const void* x, bool* out, const Rows& rows);
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

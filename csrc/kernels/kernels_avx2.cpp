@@ -143,19 +143,19 @@ inline Vec high_dwords(Vec p, Vec q) {
       _mm256_shuffle_ps(_mm256_castsi256_ps(p), _mm256_castsi256_ps(q), _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-void signbit_avx2(int width, const void* x, bool* out, int64_t n) {
+void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
   const Vec one = bytes_of(1);
   const Vec zero = _mm256_setzero_si256();
   switch (width) {
     case 1:
       return run_steps([&](const char* a, const char*, char* o) {
         store(o, _mm256_and_si256(_mm256_cmpgt_epi8(zero, load(a)), one));
-      }, 32, 1, 1, x, nullptr, out, n);
+      }, 32, 1, 1, x, nullptr, out, rows);
     case 2:
       return run_steps([&](const char* a, const char*, char* o) {
         const Vec words = _mm256_packs_epi16(_mm256_srai_epi16(load(a), 15), _mm256_srai_epi16(load(a + 32), 15));
         store(o, _mm256_and_si256(_mm256_permute4x64_epi64(words, 0xd8), one));
-      }, 32, 2, 1, x, nullptr, out, n);
+      }, 32, 2, 1, x, nullptr, out, rows);
     case 4:
       return run_steps([&](const char* a, const char*, char* o) {
         const Vec ab = _mm256_packs_epi32(_mm256_srai_epi32(load(a), 31), _mm256_srai_epi32(load(a + 32), 31));
@@ -163,7 +163,7 @@ void signbit_avx2(int width, const void* x, bool* out, int64_t n) {
         const Vec bytes = _mm256_packs_epi16(ab, cd);
         const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         store(o, _mm256_and_si256(_mm256_permutevar8x32_epi32(bytes, order), one));
-      }, 32, 4, 1, x, nullptr, out, n);
+      }, 32, 4, 1, x, nullptr, out, rows);
     case 8:
       return run_steps([&](const char* a, const char*, char* o) {
         const Vec ab = _mm256_srai_epi32(high_dwords(load(a), load(a + 32)), 31);
@@ -171,7 +171,7 @@ void signbit_avx2(int width, const void* x, bool* out, int64_t n) {
         const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         const Vec words = _mm256_permutevar8x32_epi32(_mm256_packs_epi32(ab, cd), order);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_and_si128(narrow_16_to_8(words), _mm_set1_epi8(1)));
-      }, 16, 8, 1, x, nullptr, out, n);
+      }, 16, 8, 1, x, nullptr, out, rows);
   }
 }
 

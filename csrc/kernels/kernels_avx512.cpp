@@ -106,29 +106,29 @@ inline Vec shift_vec_by_scalar(Vec x, __m128i count, Vec byte_mask) {
 
 // ---- signbit: vpmov*2m collects the top bit of each lane into a mask register, and a
 // masked move turns the mask into bytes of 0 / 1. One step reads 64 bytes of input.
-void signbit_avx512(int width, const void* x, bool* out, int64_t n) {
+void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
   switch (width) {
     case 1:
       return run_steps([](const char* a, const char*, char* o) {
         store(o, _mm512_maskz_mov_epi8(_mm512_movepi8_mask(load(a)), bytes_of(1)));
-      }, 64, 1, 1, x, nullptr, out, n);
+      }, 64, 1, 1, x, nullptr, out, rows);
     case 2:
       return run_steps([](const char* a, const char*, char* o) {
         const __m256i ones = _mm256_set1_epi8(1);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_maskz_mov_epi8(_mm512_movepi16_mask(load(a)), ones));
-      }, 32, 2, 1, x, nullptr, out, n);
+      }, 32, 2, 1, x, nullptr, out, rows);
     case 4:
       return run_steps([](const char* a, const char*, char* o) {
         const __m128i ones = _mm_set1_epi8(1);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_maskz_mov_epi8(_mm512_movepi32_mask(load(a)), ones));
-      }, 16, 4, 1, x, nullptr, out, n);
+      }, 16, 4, 1, x, nullptr, out, rows);
     case 8:
       return run_steps([](const char* a, const char*, char* o) {
         const __m128i ones = _mm_set1_epi8(1);
         const __mmask16 signs = static_cast<__mmask16>(_mm512_movepi64_mask(load(a)) |
                                                        (_mm512_movepi64_mask(load(a + 64)) << 8));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_maskz_mov_epi8(signs, ones));
-      }, 16, 8, 1, x, nullptr, out, n);
+      }, 16, 8, 1, x, nullptr, out, rows);
   }
 }
 

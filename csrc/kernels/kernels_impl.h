@@ -42,18 +42,48 @@ inline U shift_right_arithmetic(U x, uint64_t count) {
   return shift_right_arithmetic_in_range(x, count < kBits<U> ? count : kBits<U> - 1);
 }
 
+// f(x_row, count_row, out_row) for each row of `rows`; count (and its rows) may be null.
+template <typename F>
+inline void for_each_row(const Rows& rows, const void* x, const void* count, void* out, const F& f) {
+  const char* x_bytes = static_cast<const char*>(x);
+  const char* count_bytes = static_cast<const char*>(count);
+  char* out_bytes = static_cast<char*>(out);
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    f(x_bytes + r * rows.x_stride, count_bytes ? count_bytes + r * rows.count_stride : nullptr,
+      out_bytes + r * rows.out_stride);
+  }
+}
+
+// out[i] = f(x[i], count[i]) on every row, for lanes of type U.
+template <typename U, typename F>
+void map_lanes(const Rows& rows, const void* x, const void* count, void* out, const F& f) {
+  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
+    const U* a = reinterpret_cast<const U*>(x_row);
+    const U* c = reinterpret_cast<const U*>(count_row);
+    U* o = reinterpret_cast<U*>(out_row);
+    for (int64_t i = 0; i < rows.n; ++i) o[i] = f(a[i], c[i]);
+  });
+}
+
+// out[i] = f(x[i]) on every row, for lanes of type U and outputs of type O.
+template <typename U, typename O = U, typename F>
+void map_lanes(const Rows& rows, const void* x, void* out, const F& f) {
+  for_each_row(rows, x, nullptr, out, [&](const char* x_row, const char*, char* out_row) {
+    const U* a = reinterpret_cast<const U*>(x_row);
+    O* o = reinterpret_cast<O*>(out_row);
+    for (int64_t i = 0; i < rows.n; ++i) o[i] = f(a[i]);
+  });
+}
+
 template <typename U>
-void shift_lanes(ShiftOp op, const U* x, const U* count, U* out, int64_t n) {
+void shift_lanes(ShiftOp op, const void* x, const void* count, void* out, const Rows& rows) {
   switch (op) {
     case ShiftOp::Left:
-      for (int64_t i = 0; i < n; ++i) out[i] = shift_left(x[i], count[i]);
-      return;
+      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_left(a, c); });
     case ShiftOp::RightLogical:
-      for (int64_t i = 0; i < n; ++i) out[i] = shift_right_logical(x[i], count[i]);
-      return;
+      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_right_logical(a, c); });
     case ShiftOp::RightArithmetic:
-      for (int64_t i = 0; i < n; ++i) out[i] = shift_right_arithmetic(x[i], count[i]);
-      return;
+      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_right_arithmetic(a, c); });
   }
 }
 
@@ -61,66 +91,65 @@ void shift_lanes(ShiftOp op, const U* x, const U* count, U* out, int64_t n) {
 // output is all zeros (left, logical right), or, for the arithmetic right shift, the count
 // becomes width - 1, which leaves exactly the sign fill. Returns true when `out` is done;
 // otherwise `count` is in range for the loops that follow (a shift by one broadcast count).
-inline bool settle_out_of_range_count(ShiftOp op, int width, uint64_t& count, void* out, int64_t n) {
+inline bool settle_out_of_range_count(ShiftOp op, int width, uint64_t& count, void* out, const Rows& rows) {
   const uint64_t bits = 8 * static_cast<uint64_t>(width);
   if (count < bits) return false;
   if (op == ShiftOp::RightArithmetic) {
     count = bits - 1;
     return false;
   }
-  std::memset(out, 0, static_cast<size_t>(n) * width);
+  for_each_row(rows, out, nullptr, out, [&](const char*, const char*, char* out_row) {
+    std::memset(out_row, 0, static_cast<size_t>(rows.n) * width);
+  });
   return true;
 }
 
 template <typename U>
-void shift_lanes_by_scalar(ShiftOp op, const U* x, unsigned c, U* out, int64_t n) {
+void shift_lanes_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, const Rows& rows) {
   switch (op) {
     case ShiftOp::Left:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<U>(static_cast<Promoted<U>>(x[i]) << c);
-      return;
+      return map_lanes<U>(rows, x, out, [c](U a) { return static_cast<U>(static_cast<Promoted<U>>(a) << c); });
     case ShiftOp::RightLogical:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<U>(x[i] >> c);
-      return;
+      return map_lanes<U>(rows, x, out, [c](U a) { return static_cast<U>(a >> c); });
     case ShiftOp::RightArithmetic:
-      for (int64_t i = 0; i < n; ++i) out[i] = shift_right_arithmetic_in_range(x[i], c);
-      return;
+      return map_lanes<U>(rows, x, out, [c](U a) { return shift_right_arithmetic_in_range(a, c); });
   }
 }
 
 template <typename U>
-void signbit_lanes(const U* x, bool* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<bool>(x[i] >> (kBits<U> - 1));
+void signbit_lanes(const void* x, bool* out, const Rows& rows) {
+  map_lanes<U, bool>(rows, x, out, [](U a) { return static_cast<bool>(a >> (kBits<U> - 1)); });
 }
 
 // Width dispatch: the table entries take untyped pointers and a lane width in bytes.
 // The portable loops leave `streaming` to the compiler: it has no portable spelling.
-inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n,
+inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                   bool /*streaming*/) {
   switch (width) {
-    case 1: return shift_lanes(op, static_cast<const uint8_t*>(x), static_cast<const uint8_t*>(count), static_cast<uint8_t*>(out), n);
-    case 2: return shift_lanes(op, static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(count), static_cast<uint16_t*>(out), n);
-    case 4: return shift_lanes(op, static_cast<const uint32_t*>(x), static_cast<const uint32_t*>(count), static_cast<uint32_t*>(out), n);
-    case 8: return shift_lanes(op, static_cast<const uint64_t*>(x), static_cast<const uint64_t*>(count), static_cast<uint64_t*>(out), n);
+    case 1: return shift_lanes<uint8_t>(op, x, count, out, rows);
+    case 2: return shift_lanes<uint16_t>(op, x, count, out, rows);
+    case 4: return shift_lanes<uint32_t>(op, x, count, out, rows);
+    case 8: return shift_lanes<uint64_t>(op, x, count, out, rows);
   }
 }
 
-inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n,
+inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                             bool /*streaming*/) {
-  if (settle_out_of_range_count(op, width, count, out, n)) return;
+  if (settle_out_of_range_count(op, width, count, out, rows)) return;
   const unsigned c = static_cast<unsigned>(count);
   switch (width) {
-    case 1: return shift_lanes_by_scalar(op, static_cast<const uint8_t*>(x), c, static_cast<uint8_t*>(out), n);
-    case 2: return shift_lanes_by_scalar(op, static_cast<const uint16_t*>(x), c, static_cast<uint16_t*>(out), n);
-    case 4: return shift_lanes_by_scalar(op, static_cast<const uint32_t*>(x), c, static_cast<uint32_t*>(out), n);
-    case 8: return shift_lanes_by_scalar(op, static_cast<const uint64_t*>(x), c, static_cast<uint64_t*>(out), n);
+    case 1: return shift_lanes_by_scalar<uint8_t>(op, x, c, out, rows);
+    case 2: return shift_lanes_by_scalar<uint16_t>(op, x, c, out, rows);
+    case 4: return shift_lanes_by_scalar<uint32_t>(op, x, c, out, rows);
+    case 8: return shift_lanes_by_scalar<uint64_t>(op, x, c, out, rows);
   }
 }
 
-inline void signbit(int width, const void* x, bool* out, int64_t n) {
+inline void signbit(int width, const void* x, bool* out, const Rows& rows) {
   switch (width) {
-    case 1: return signbit_lanes(static_cast<const uint8_t*>(x), out, n);
-    case 2: return signbit_lanes(static_cast<const uint16_t*>(x), out, n);
-    case 4: return signbit_lanes(static_cast<const uint32_t*>(x), out, n);
-    case 8: return signbit_lanes(static_cast<const uint64_t*>(x), out, n);
+    case 1: return signbit_lanes<uint8_t>(x, out, rows);
+    case 2: return signbit_lanes<uint16_t>(x, out, rows);
+    case 4: return signbit_lanes<uint32_t>(x, out, rows);
+    case 8: return signbit_lanes<uint64_t>(x, out, rows);
   }
 }

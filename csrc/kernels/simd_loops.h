@@ -32,6 +32,15 @@ inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int6
   std::memcpy(out_bytes + i * out_width, out_tail, rest * out_width);
 }
 
+// run_steps on every row of `rows` (a is x, b the count).
+template <typename Step>
+inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
+                      const void* b, void* out, const Rows& rows) {
+  for_each_row(rows, a, b, out, [&](const char* a_row, const char* b_row, char* out_row) {
+    run_steps(step, per_step, in_width, out_width, a_row, b_row, out_row, rows.n);
+  });
+}
+
 template <bool Streaming>
 inline void put(char* p, Vec v) {
   if constexpr (Streaming) {
@@ -60,76 +69,75 @@ inline void split_for_streaming(bool streaming, const void* out, int64_t width, 
 }
 
 template <int Width, ShiftOp Op>
-void shift_tensor_count(const void* x, const void* count, void* out, int64_t n, bool streaming) {
-  const char* x_bytes = static_cast<const char*>(x);
-  const char* count_bytes = static_cast<const char*>(count);
-  char* out_bytes = static_cast<char*>(out);
+void shift_tensor_count(const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
   constexpr int64_t kPerStep = 2 * kVecBytes / Width;
-  split_for_streaming(streaming, out, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
-    constexpr bool kStreaming = decltype(streaming_stores)::value;
-    run_steps([](const char* a, const char* c, char* o) {
-      put<kStreaming>(o, shift_vec<Width, Op>(load(a), load(c)));
-      put<kStreaming>(o + kVecBytes, shift_vec<Width, Op>(load(a + kVecBytes), load(c + kVecBytes)));
-    }, kPerStep, Width, Width, x_bytes + begin * Width, count_bytes + begin * Width,
-              out_bytes + begin * Width, len);
+  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
+    split_for_streaming(streaming, out_row, Width, kPerStep, rows.n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+      constexpr bool kStreaming = decltype(streaming_stores)::value;
+      run_steps([](const char* a, const char* c, char* o) {
+        put<kStreaming>(o, shift_vec<Width, Op>(load(a), load(c)));
+        put<kStreaming>(o + kVecBytes, shift_vec<Width, Op>(load(a + kVecBytes), load(c + kVecBytes)));
+      }, kPerStep, Width, Width, x_row + begin * Width, count_row + begin * Width, out_row + begin * Width, len);
+    });
   });
 }
 
 template <int Width, ShiftOp Op>
-void shift_scalar_count(const void* x, unsigned c, void* out, int64_t n, bool streaming) {
+void shift_scalar_count(const void* x, unsigned c, void* out, const Rows& rows, bool streaming) {
   const __m128i count = _mm_cvtsi32_si128(static_cast<int>(c));
   // 8-bit lanes shift as 16-bit ones; byte_mask clears the bits that crossed into a
   // neighbour. Only they use it (and only their count is below 8, so 0xff << c is defined).
   uint8_t kept_bits = 0xff;
   if constexpr (Width == 1) kept_bits = Op == ShiftOp::Left ? static_cast<uint8_t>(0xffu << c) : static_cast<uint8_t>(0xffu >> c);
   const Vec byte_mask = bytes_of(kept_bits);
-  const char* x_bytes = static_cast<const char*>(x);
-  char* out_bytes = static_cast<char*>(out);
   constexpr int64_t kPerStep = 2 * kVecBytes / Width;
-  split_for_streaming(streaming, out, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
-    constexpr bool kStreaming = decltype(streaming_stores)::value;
-    run_steps([&](const char* a, const char*, char* o) {
-      put<kStreaming>(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));
-      put<kStreaming>(o + kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + kVecBytes), count, byte_mask));
-    }, kPerStep, Width, Width, x_bytes + begin * Width, nullptr, out_bytes + begin * Width, len);
+  for_each_row(rows, x, nullptr, out, [&](const char* x_row, const char*, char* out_row) {
+    split_for_streaming(streaming, out_row, Width, kPerStep, rows.n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+      constexpr bool kStreaming = decltype(streaming_stores)::value;
+      run_steps([&](const char* a, const char*, char* o) {
+        put<kStreaming>(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));
+        put<kStreaming>(o + kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + kVecBytes), count, byte_mask));
+      }, kPerStep, Width, Width, x_row + begin * Width, nullptr, out_row + begin * Width, len);
+    });
   });
 }
 
 template <int Width>
-void shift_width(ShiftOp op, const void* x, const void* count, void* out, int64_t n, bool streaming) {
+void shift_width(ShiftOp op, const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
   switch (op) {
-    case ShiftOp::Left: return shift_tensor_count<Width, ShiftOp::Left>(x, count, out, n, streaming);
-    case ShiftOp::RightLogical: return shift_tensor_count<Width, ShiftOp::RightLogical>(x, count, out, n, streaming);
-    case ShiftOp::RightArithmetic: return shift_tensor_count<Width, ShiftOp::RightArithmetic>(x, count, out, n, streaming);
+    case ShiftOp::Left: return shift_tensor_count<Width, ShiftOp::Left>(x, count, out, rows, streaming);
+    case ShiftOp::RightLogical: return shift_tensor_count<Width, ShiftOp::RightLogical>(x, count, out, rows, streaming);
+    case ShiftOp::RightArithmetic: return shift_tensor_count<Width, ShiftOp::RightArithmetic>(x, count, out, rows, streaming);
   }
 }
 
 template <int Width>
-void shift_width_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, int64_t n, bool streaming) {
+void shift_width_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, const Rows& rows, bool streaming) {
   switch (op) {
-    case ShiftOp::Left: return shift_scalar_count<Width, ShiftOp::Left>(x, c, out, n, streaming);
-    case ShiftOp::RightLogical: return shift_scalar_count<Width, ShiftOp::RightLogical>(x, c, out, n, streaming);
-    case ShiftOp::RightArithmetic: return shift_scalar_count<Width, ShiftOp::RightArithmetic>(x, c, out, n, streaming);
+    case ShiftOp::Left: return shift_scalar_count<Width, ShiftOp::Left>(x, c, out, rows, streaming);
+    case ShiftOp::RightLogical: return shift_scalar_count<Width, ShiftOp::RightLogical>(x, c, out, rows, streaming);
+    case ShiftOp::RightArithmetic: return shift_scalar_count<Width, ShiftOp::RightArithmetic>(x, c, out, rows, streaming);
   }
 }
 
-void shift_simd(ShiftOp op, int width, const void* x, const void* count, void* out, int64_t n, bool streaming) {
+void shift_simd(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                bool streaming) {
   switch (width) {
-    case 1: return shift_width<1>(op, x, count, out, n, streaming);
-    case 2: return shift_width<2>(op, x, count, out, n, streaming);
-    case 4: return shift_width<4>(op, x, count, out, n, streaming);
-    case 8: return shift_width<8>(op, x, count, out, n, streaming);
+    case 1: return shift_width<1>(op, x, count, out, rows, streaming);
+    case 2: return shift_width<2>(op, x, count, out, rows, streaming);
+    case 4: return shift_width<4>(op, x, count, out, rows, streaming);
+    case 8: return shift_width<8>(op, x, count, out, rows, streaming);
   }
 }
 
-void shift_by_scalar_simd(ShiftOp op, int width, const void* x, uint64_t count, void* out, int64_t n,
+void shift_by_scalar_simd(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                           bool streaming) {
-  if (settle_out_of_range_count(op, width, count, out, n)) return;
+  if (settle_out_of_range_count(op, width, count, out, rows)) return;
   const unsigned c = static_cast<unsigned>(count);
   switch (width) {
-    case 1: return shift_width_by_scalar<1>(op, x, c, out, n, streaming);
-    case 2: return shift_width_by_scalar<2>(op, x, c, out, n, streaming);
-    case 4: return shift_width_by_scalar<4>(op, x, c, out, n, streaming);
-    case 8: return shift_width_by_scalar<8>(op, x, c, out, n, streaming);
+    case 1: return shift_width_by_scalar<1>(op, x, c, out, rows, streaming);
+    case 2: return shift_width_by_scalar<2>(op, x, c, out, rows, streaming);
+    case 4: return shift_width_by_scalar<4>(op, x, c, out, rows, streaming);
+    case 8: return shift_width_by_scalar<8>(op, x, c, out, rows, streaming);
   }
 }

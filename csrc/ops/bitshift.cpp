@@ -82,7 +82,8 @@ uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
 // used only for outputs that fill a large last-level cache on their own (32 MiB; measured
 // on a 32 MiB-L3 machine, docs/performance.md). Never in place, where the output's lines
 // have just been read as the input, nor on short rows (a broadcast count of shape
-// (rows, 1)), where the fence after each row costs more than streaming saves.
+// (rows, 1)), where the fence after each row costs more than streaming saves, nor through
+// run_rows's tiles (the same: a fence per tile).
 constexpr int64_t kStreamingMinBytes = int64_t(32) << 20;
 constexpr int64_t kStreamingMinRowBytes = int64_t(64) << 10;
 
@@ -90,19 +91,21 @@ bool use_streaming_stores(int64_t out_bytes, bool out_is_an_input) {
   return out_bytes >= kStreamingMinBytes && !out_is_an_input;
 }
 
-bool use_streaming_stores(const at::TensorIteratorBase& iter) {
+// Whether the rows of n elements of `width` bytes of this iterator's loops stream.
+bool streams_rows(const at::TensorIteratorBase& iter, int64_t n, int64_t width) {
   bool out_is_an_input = false;
   for (int arg = iter.noutputs(); arg < iter.ntensors(); ++arg) {
     out_is_an_input = out_is_an_input || iter.data_ptr(arg) == iter.data_ptr(0);
   }
-  return use_streaming_stores(iter.numel() * iter.element_size(0), out_is_an_input);
+  return use_streaming_stores(iter.numel() * iter.element_size(0), out_is_an_input) &&
+         n * width >= kStreamingMinRowBytes;
 }
 
-// A row of `n` elements of `out` streams when the op does (use_streaming_stores) and the
-// row is long enough and written directly, not through the stack buffer of a strided `out`.
-bool streams_row(bool streaming, const RowOperand& out, int64_t n) {
-  return streaming && out.contiguous() && n * out.elem_size >= kStreamingMinRowBytes;
-}
+// A count broadcast along rows of at least this many bytes (a count of shape (rows, 1)) is
+// read once per row and the row shifted by the scalar kernel, which reads one array less;
+// shorter rows go to the tensor-count kernel in tiles, the count repeated along each row,
+// so that the kernel is not called once per short row.
+constexpr int64_t kScalarCountMinRowBytes = 1024;
 
 // ---------------------------------------------------------------------------------------
 // Contiguous operands of one shape and dtype, without TensorIterator.
@@ -138,39 +141,52 @@ void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, co
   void* out_data = out.data_ptr();
   const bool out_is_an_input = out_data == x_data || (count != nullptr && out_data == count->const_data_ptr());
   // The whole output is one contiguous row.
-  const bool streams = streams_row(use_streaming_stores(n * width, out_is_an_input),
-                                   RowOperand{static_cast<char*>(out_data), width, width}, n);
+  const bool streams = use_streaming_stores(n * width, out_is_an_input) && n * width >= kStreamingMinRowBytes;
+  const Rows one_row{n, 1, 0, 0, 0};
   if (count != nullptr) {
-    kernels.shift(op, width, x_data, count->const_data_ptr(), out_data, n, streams);
+    kernels.shift(op, width, x_data, count->const_data_ptr(), out_data, one_row, streams);
   } else {
-    kernels.shift_by_scalar(op, width, x_data, scalar, out_data, n, streams);
+    kernels.shift_by_scalar(op, width, x_data, scalar, out_data, one_row, streams);
   }
 }
 
+// x shifted by one count into out, for `rows` rows of x and out (a Python-int count, or a
+// tensor count broadcast along rows).
+void shift_rows_by_scalar(const KernelTable& kernels, ShiftOp op, uint64_t count, const LoopOperand& out,
+                          const LoopOperand& x, int64_t n, int64_t rows, bool streams) {
+  run_rows<1>([&](const Block<1>& b) {
+    kernels.shift_by_scalar(op, static_cast<int>(x.elem_size), b.inputs[0], count, b.out,
+                            Rows{b.n, b.rows, b.input_strides[0], 0, b.out_stride}, b.streaming);
+  }, out, {x}, n, rows, streams);
+}
+
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
-// has x's width; a count that does not change along the row goes to the scalar kernel.
+// has x's width. A count that does not change along long rows goes to the scalar kernel.
 void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   const int64_t width = iter.element_size(0);
   TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
   const KernelTable& kernels = active_kernels();
-  const bool streaming = use_streaming_stores(iter);
   for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const RowOperand out{data[0] + r * strides[3], strides[0], width};
-      const RowOperand x{data[1] + r * strides[4], strides[1], width};
-      const RowOperand count{data[2] + r * strides[5], strides[2], width};
-      const bool streams = streams_row(streaming, out, n);
-      if (count.stride == 0) {
-        uint64_t c = 0;
-        std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
-        run_row<1>([&](const void* const* in, void* o, int64_t len) {
-          kernels.shift_by_scalar(op, width, in[0], c, o, len, streams);
-        }, out, {x}, n);
-      } else {
-        run_row<2>([&](const void* const* in, void* o, int64_t len) {
-          kernels.shift(op, width, in[0], in[1], o, len, streams);
-        }, out, {x, count}, n);
+    const LoopOperand out{data[0], strides[0], strides[3], width};
+    const LoopOperand x{data[1], strides[1], strides[4], width};
+    const LoopOperand count{data[2], strides[2], strides[5], width};
+    const bool streams = streams_rows(iter, n, width);
+    const auto count_at = [&](int64_t r) {
+      uint64_t c = 0;
+      std::memcpy(&c, count.at(r, 0), width);  // little-endian: the low bytes of c
+      return c;
+    };
+    if (count.inner == 0 && count.outer == 0) {  // one count for the whole loop
+      shift_rows_by_scalar(kernels, op, count_at(0), out, x, n, rows, streams);
+    } else if (count.inner == 0 && n * width >= kScalarCountMinRowBytes) {  // one count per row
+      for (int64_t r = 0; r < rows; ++r) {
+        shift_rows_by_scalar(kernels, op, count_at(r), out.from_row(r), x.from_row(r), n, 1, streams);
       }
+    } else {
+      run_rows<2>([&](const Block<2>& b) {
+        kernels.shift(op, static_cast<int>(width), b.inputs[0], b.inputs[1], b.out,
+                      Rows{b.n, b.rows, b.input_strides[0], b.input_strides[1], b.out_stride}, b.streaming);
+      }, out, {x, count}, n, rows, streams);
     }
   });
 }
@@ -178,16 +194,10 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
 void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
   const int64_t width = iter.element_size(0);
   const KernelTable& kernels = active_kernels();
-  const bool streaming = use_streaming_stores(iter);
   for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const RowOperand out{data[0] + r * strides[2], strides[0], width};
-      const RowOperand x{data[1] + r * strides[3], strides[1], width};
-      const bool streams = streams_row(streaming, out, n);
-      run_row<1>([&](const void* const* in, void* o, int64_t len) {
-        kernels.shift_by_scalar(op, width, in[0], count, o, len, streams);
-      }, out, {x}, n);
-    }
+    const LoopOperand out{data[0], strides[0], strides[2], width};
+    const LoopOperand x{data[1], strides[1], strides[3], width};
+    shift_rows_by_scalar(kernels, op, count, out, x, n, rows, streams_rows(iter, n, width));
   });
 }
 

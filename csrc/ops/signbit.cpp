@@ -47,12 +47,12 @@ at::TensorIterator signbit_iter(const at::Tensor& out, const at::Tensor& x) {
   });
 }
 
-// out[i] = the sign bit of x[i], for n contiguous elements of `dtype` (n > 0).
-void write_signbits(at::ScalarType dtype, int64_t width, const void* x, bool* out, int64_t n) {
+// out[i] = the sign bit of x[i], for the rows of contiguous elements of `dtype` (n > 0).
+void write_signbits(at::ScalarType dtype, int64_t width, const void* x, bool* out, const Rows& rows) {
   if (sign_in_top_bit(dtype)) {
-    active_kernels().signbit(width, x, out, n);
+    active_kernels().signbit(static_cast<int>(width), x, out, rows);
   } else {  // unsigned or bool: never negative
-    std::memset(out, 0, n * sizeof(bool));
+    for (int64_t r = 0; r < rows.rows; ++r) std::memset(out + r * rows.out_stride, 0, rows.n * sizeof(bool));
   }
 }
 
@@ -60,13 +60,12 @@ void signbit_loop(at::TensorIteratorBase& iter) {
   const at::ScalarType dtype = iter.input_dtype(0);
   const int64_t width = iter.element_size(1);
   for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const RowOperand out{data[0] + r * strides[2], strides[0], sizeof(bool)};
-      const RowOperand x{data[1] + r * strides[3], strides[1], width};
-      run_row<1>([&](const void* const* in, void* o, int64_t len) {
-        write_signbits(dtype, width, in[0], static_cast<bool*>(o), len);
-      }, out, {x}, n);
-    }
+    const LoopOperand out{data[0], strides[0], strides[2], sizeof(bool)};
+    const LoopOperand x{data[1], strides[1], strides[3], width};
+    run_rows<1>([&](const Block<1>& b) {
+      write_signbits(dtype, width, b.inputs[0], static_cast<bool*>(b.out),
+                     Rows{b.n, b.rows, b.input_strides[0], 0, b.out_stride});
+    }, out, {x}, n, rows, /*streaming=*/false);
   });
 }
 
@@ -79,7 +78,8 @@ bool direct(const at::Tensor& x) {
 
 void signbit_contiguous(const at::Tensor& out, const at::Tensor& x) {
   if (x.numel() == 0) return;  // an empty tensor's data may be null, which no kernel may be handed
-  write_signbits(x.scalar_type(), x.element_size(), x.const_data_ptr(), out.data_ptr<bool>(), x.numel());
+  write_signbits(x.scalar_type(), x.element_size(), x.const_data_ptr(), out.data_ptr<bool>(),
+                 Rows{x.numel(), 1, 0, 0, 0});
 }
 
 }  // namespace
