@@ -43,8 +43,11 @@ inline U shift_right_arithmetic(U x, uint64_t count) {
 }
 
 // f(x_row, count_row, out_row) for each row of `rows`; count (and its rows) may be null.
+// `rows` is taken by value, and the loops below copy what they read of it: a store through
+// a byte pointer may alias anything the compiler cannot see is local, and would make it
+// reload the length after every element (and give up vectorizing).
 template <typename F>
-inline void for_each_row(const Rows& rows, const void* x, const void* count, void* out, const F& f) {
+inline void for_each_row(const Rows rows, const void* x, const void* count, void* out, const F& f) {
   const char* x_bytes = static_cast<const char*>(x);
   const char* count_bytes = static_cast<const char*>(count);
   char* out_bytes = static_cast<char*>(out);
@@ -57,21 +60,23 @@ inline void for_each_row(const Rows& rows, const void* x, const void* count, voi
 // out[i] = f(x[i], count[i]) on every row, for lanes of type U.
 template <typename U, typename F>
 void map_lanes(const Rows& rows, const void* x, const void* count, void* out, const F& f) {
-  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
+  const int64_t n = rows.n;
+  for_each_row(rows, x, count, out, [n, &f](const char* x_row, const char* count_row, char* out_row) {
     const U* a = reinterpret_cast<const U*>(x_row);
     const U* c = reinterpret_cast<const U*>(count_row);
     U* o = reinterpret_cast<U*>(out_row);
-    for (int64_t i = 0; i < rows.n; ++i) o[i] = f(a[i], c[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], c[i]);
   });
 }
 
 // out[i] = f(x[i]) on every row, for lanes of type U and outputs of type O.
 template <typename U, typename O = U, typename F>
 void map_lanes(const Rows& rows, const void* x, void* out, const F& f) {
-  for_each_row(rows, x, nullptr, out, [&](const char* x_row, const char*, char* out_row) {
+  const int64_t n = rows.n;
+  for_each_row(rows, x, nullptr, out, [n, &f](const char* x_row, const char*, char* out_row) {
     const U* a = reinterpret_cast<const U*>(x_row);
     O* o = reinterpret_cast<O*>(out_row);
-    for (int64_t i = 0; i < rows.n; ++i) o[i] = f(a[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
   });
 }
 
@@ -98,8 +103,9 @@ inline bool settle_out_of_range_count(ShiftOp op, int width, uint64_t& count, vo
     count = bits - 1;
     return false;
   }
-  for_each_row(rows, out, nullptr, out, [&](const char*, const char*, char* out_row) {
-    std::memset(out_row, 0, static_cast<size_t>(rows.n) * width);
+  const size_t row_bytes = static_cast<size_t>(rows.n) * width;
+  for_each_row(rows, out, nullptr, out, [row_bytes](const char*, const char*, char* out_row) {
+    std::memset(out_row, 0, row_bytes);
   });
   return true;
 }

@@ -36,8 +36,9 @@ inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int6
 template <typename Step>
 inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
                       const void* b, void* out, const Rows& rows) {
-  for_each_row(rows, a, b, out, [&](const char* a_row, const char* b_row, char* out_row) {
-    run_steps(step, per_step, in_width, out_width, a_row, b_row, out_row, rows.n);
+  const int64_t n = rows.n;
+  for_each_row(rows, a, b, out, [&, n](const char* a_row, const char* b_row, char* out_row) {
+    run_steps(step, per_step, in_width, out_width, a_row, b_row, out_row, n);
   });
 }
 
@@ -71,8 +72,9 @@ inline void split_for_streaming(bool streaming, const void* out, int64_t width, 
 template <int Width, ShiftOp Op>
 void shift_tensor_count(const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
   constexpr int64_t kPerStep = 2 * kVecBytes / Width;
-  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
-    split_for_streaming(streaming, out_row, Width, kPerStep, rows.n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+  const int64_t n = rows.n;
+  for_each_row(rows, x, count, out, [&, n](const char* x_row, const char* count_row, char* out_row) {
+    split_for_streaming(streaming, out_row, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
       constexpr bool kStreaming = decltype(streaming_stores)::value;
       run_steps([](const char* a, const char* c, char* o) {
         put<kStreaming>(o, shift_vec<Width, Op>(load(a), load(c)));
@@ -91,8 +93,9 @@ void shift_scalar_count(const void* x, unsigned c, void* out, const Rows& rows, 
   if constexpr (Width == 1) kept_bits = Op == ShiftOp::Left ? static_cast<uint8_t>(0xffu << c) : static_cast<uint8_t>(0xffu >> c);
   const Vec byte_mask = bytes_of(kept_bits);
   constexpr int64_t kPerStep = 2 * kVecBytes / Width;
-  for_each_row(rows, x, nullptr, out, [&](const char* x_row, const char*, char* out_row) {
-    split_for_streaming(streaming, out_row, Width, kPerStep, rows.n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+  const int64_t n = rows.n;
+  for_each_row(rows, x, nullptr, out, [&, n](const char* x_row, const char*, char* out_row) {
+    split_for_streaming(streaming, out_row, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
       constexpr bool kStreaming = decltype(streaming_stores)::value;
       run_steps([&](const char* a, const char*, char* o) {
         put<kStreaming>(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));

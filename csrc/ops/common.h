@@ -125,7 +125,7 @@ void gather(const LoopOperand& op, const char* first, int64_t rows, int64_t cols
 
 // The inverse of gather: `tile`'s rows written into `op`'s tile at `first`.
 template <typename T>
-void scatter(const char* tile, int64_t rows, int64_t cols, const LoopOperand& op, char* first) {
+void scatter(const char* tile, int64_t rows, int64_t cols, const LoopOperand op, char* first) {
   const int64_t row_bytes = cols * int64_t(sizeof(T));
   if (rows > 1 && op.outer < op.inner) {
     for (int64_t i = 0; i < cols; ++i) {
