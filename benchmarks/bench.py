@@ -21,15 +21,15 @@ Before timing, each case checks once that every peer's output equals torchops's,
 answer is never timed. Times are medians over repetitions; a repetition runs every contender
 once, in an order that rotates from one repetition to the next, so drift and noise from other
 processes on the machine hit all contenders alike. Results: a table on stdout, results.md,
-results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: the kernel
-targets (vector kernels against PyTorch, NumPy and memory bandwidth) and the call-path targets
-(small and mid-size calls against PyTorch and NumPy). With --baseline, every case is also set
+results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: this run's rows
+judged by bench.py's targets in targets.py (the kernels against PyTorch, NumPy and memory
+bandwidth; the call path of small and mid-size calls). With --baseline, every case is also set
 against the same case of an earlier run (its results.json), as ratios to PyTorch measured in
 each run, so the two runs' machine load cancels out.
 
-This file holds what is measured and how it is judged (cases, operands, contenders, the check
-of their outputs, the table's columns, the targets); the timing is timing.py's and the generic
-reporting (tables, machine description, results files) report.py's, both shared with compiled.py.
+This file holds what is measured (cases, operands, contenders, the check of their outputs, the
+table's columns); the targets are targets.py's, the timing is timing.py's and the generic
+reporting (tables, machine description, results files) report.py's, all shared with compiled.py.
 """
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+import targets
 import torchops
 from report import (
     NOISE, K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
@@ -483,62 +484,6 @@ def case_name(row: dict) -> str:
             f"thr={row['threads']} {row['level']}")
 
 
-def evaluate_targets(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(PASS|MISS|NOT MEASURED, target, detail) for each target: the kernel targets, then the
-    call-path targets."""
-    timed = [r for r in rows if "torchops_us" in r]
-    builtin = [r for r in timed if r["torch_peer"] == "builtin"]
-    shifts = ("tensor", "scalar")
-    # The call-path targets are set for the vector levels: at the portable level the loop,
-    # not the call, decides (it has no vector variable shifts).
-    call_path = [r for r in timed if r["level"] != "default"]
-    targets = [
-        ("every shift and signbit case >= 1.0x PyTorch builtin from 64K elements",
-         [r for r in builtin if r["size"] >= 64 * K], "x_torch", 1.0),
-        ("int8/int16 shifts and every signbit dtype >= 2x PyTorch builtin, 64K-1M elements",
-         [r for r in builtin if 64 * K <= r["size"] <= M and (r["op"] == "signbit" or r["dtype"] in ("int8", "int16"))],
-         "x_torch", 2.0),
-        ("logical right shift >= 3x the fastest PyTorch composite",
-         [r for r in timed if r["torch_peer"] == "composite"], "x_torch", 3.0),
-        (">= 16M elements: >= 90% of the bandwidth reference",
-         [r for r in timed if r["size"] >= 16 * M], "x_bandwidth", 0.9),
-        ("1-element call <= 2x PyTorch builtin's time", [r for r in builtin if r["size"] == 1], "x_torch", 0.5),
-        ("uint16/32/64 shifts faster than NumPy",
-         [r for r in timed if r["dtype"] in ("uint16", "uint32", "uint64")], "x_numpy", 1.0),
-        ("stretch: >= 64M elements >= 1.2x PyTorch builtin", [r for r in builtin if r["size"] >= HUGE], "x_torch", 1.2),
-        ("call path (vector levels): a 1-element out= call takes at most PyTorch builtin's time",
-         [r for r in call_path if r["torch_peer"] == "builtin" and r["size"] == 1], "x_torch", 1.0),
-        ("call path (vector levels): tensor- and Python-int-count shifts at 1K-1M >= 1.0x PyTorch builtin",
-         [r for r in call_path if r["torch_peer"] == "builtin" and r["size"] in CALL_PATH_SIZES
-          and r["operands"] in shifts], "x_torch", 1.0),
-        ("call path (vector levels): uint16/32/64 shifts >= 1.0x NumPy from 4K",
-         [r for r in call_path if r["dtype"] in ("uint16", "uint32", "uint64") and r["size"] >= 4 * K
-          and r["operands"] in shifts], "x_numpy", 1.0),
-    ]
-    results = []
-    for title, selected, key, threshold in targets:
-        selected = [r for r in selected if key in r]
-        if not selected:
-            results.append(("NOT MEASURED", title, "no case in this run"))
-            continue
-        misses = sorted((r for r in selected if r[key] < threshold), key=lambda r: r[key])
-        worst = min(selected, key=lambda r: r[key])
-        if not misses:
-            detail = f"{len(selected)} cases, worst {worst[key]:.2f}x ({case_name(worst)})"
-            results.append(("PASS", title, detail))
-        else:
-            shown = "; ".join(f"{r[key]:.2f}x {case_name(r)}" for r in misses[:6])
-            more = f"; ... {len(misses) - 6} more" if len(misses) > 6 else ""
-            sizes = ", ".join(size_label(size) for size in sorted({r["size"] for r in misses}))
-            results.append(("MISS", title, f"{len(misses)} of {len(selected)} cases below {threshold}x "
-                                           f"(at sizes {sizes}): {shown}{more}"))
-        if title.startswith("1-element") and any("x_torch_op" in r for r in selected):
-            direct = min((r for r in selected if "x_torch_op" in r), key=lambda r: r["x_torch_op"])
-            results[-1] = results[-1][:2] + (results[-1][2] + f"; calling the registered op directly (no Python "
-                                             f"layer): worst {direct['x_torch_op']:.2f}x ({case_name(direct)})",)
-    return results
-
-
 def baseline_text(rows: list[dict], baseline_path: str) -> str:
     """Each case against the same case of an earlier run (its results.json): torchops's
     speed-up over PyTorch (where PyTorch has no op, over NumPy; for neither, over the
@@ -575,8 +520,7 @@ def baseline_text(rows: list[dict], baseline_path: str) -> str:
 
 
 def targets_text(rows: list[dict], levels: list[str]) -> str:
-    lines = ["TARGETS (ratios of median times; > 1 means torchops is faster; "
-             "'1-element <= 2x time' is checked as x_torch >= 0.5)"]
+    lines = ["TARGETS (benchmarks/targets.py; ratios of median times, > 1 means torchops is faster)"]
     for level in levels:
         level_rows = [r for r in rows if r["level"] == level]
         if not level_rows:
@@ -586,9 +530,8 @@ def targets_text(rows: list[dict], levels: list[str]) -> str:
         lines.append(f"level {level} ({len(level_rows)} cases"
                      + (f"; {left_out} left out, measured while another process held a core)" if left_out else ")")
                      + ":")
-        level_rows = calm
-        for status, title, detail in evaluate_targets(level_rows):
-            lines.append(f"  {status:<12} {title}\n  {'':<12}   {detail}")
+        timed = [r for r in calm if "torchops_us" in r]
+        lines.append(targets.text(targets.evaluate("bench", timed, case_name)))
     return "\n".join(lines)
 
 
@@ -635,11 +578,12 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     return f"plot written to {path}"
 
 
-def write_results(rows, info, targets, out_dir, mode, wall_seconds):
+def write_results(rows, info, summary, out_dir, mode, wall_seconds):
     os.makedirs(out_dir, exist_ok=True)
     write_csv(os.path.join(out_dir, "results.csv"), rows, row_keys(rows))
     write_json(os.path.join(out_dir, "results.json"), info, mode, wall_seconds, rows)
     machine = machine_markdown(info)
+    operands_text = "; ".join(f"`{name}` = {description}" for name, description in OPERANDS.items())
     with open(os.path.join(out_dir, "results.md"), "w") as handle:
         handle.write(f"""# torchops benchmark results ({mode} run)
 
@@ -677,16 +621,14 @@ Produced by `benchmarks/bench.py{' --quick' if mode == 'quick' else ''}` in {wal
 - `GB/s`: bytes of the elements read and written by torchops (x, a tensor count, the output) per second.
 - `×torch`, `×numpy`: peer time / torchops time (> 1: torchops faster). `×ref`: reference time /
   torchops time, the fraction of the reference's bandwidth torchops reaches.
-- operands: `tensor` = a count tensor of x's shape; `scalar` = a Python-int count ({SCALAR_COUNT});
-  `broadcast` = a count of shape (rows, 1) against x of shape (rows, min(n, 1024));
-  `strided` = x[:, ::2] of a (rows, 2·cols) tensor; `contiguous` (signbit) = a 1-D x.
+- operands: {operands_text}.
   `thr`: torch.set_num_threads. Counts are random in [0, bit width) so every library defines the result;
   each case checks once that every peer's output equals torchops's before timing.
 
 ## Targets
 
 ```
-{targets}
+{summary}
 ```
 
 ## Results
@@ -701,11 +643,11 @@ def report_again(out_dir: str, baseline: str | None) -> None:
     rows, info = saved["rows"], saved["machine"]
     level = info["torchops level"]
     levels = info["levels measured"].split(", ")
-    targets = targets_text(rows, [level] + [name for name in levels if name != level])
+    summary = targets_text(rows, [level] + [name for name in levels if name != level])
     if baseline:
-        targets += "\n\n" + baseline_text(rows, baseline)
-    print(targets)
-    write_results(rows, info, targets, out_dir, saved["mode"], saved["wall_seconds"])
+        summary += "\n\n" + baseline_text(rows, baseline)
+    print(summary)
+    write_results(rows, info, summary, out_dir, saved["mode"], saved["wall_seconds"])
     print("\n" + plot(rows, level, info["torch threads"], os.path.join(out_dir, "speedup.png")))
 
 
@@ -756,16 +698,16 @@ def main() -> None:
     info["torchops source"] = source_version()
     # Other processes on the machine slow the multi-threaded calls most (a thread waits for a core).
     info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
-    targets = targets_text(rows, [level] + other_levels)
+    summary = targets_text(rows, [level] + other_levels)
     if args.baseline:
-        targets += "\n\n" + baseline_text(rows, args.baseline)
+        summary += "\n\n" + baseline_text(rows, args.baseline)
     print()
     print(text_table(rows))
     print("IQR: noise of torchops's samples; *: measured while another process held a core (left out of TARGETS); "
           "c: PyTorch composite")
     print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
-    print("\n" + targets)
-    write_results(rows, info, targets, args.out_dir, mode, wall)
+    print("\n" + summary)
+    write_results(rows, info, summary, args.out_dir, mode, wall)
     print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
     print(f"results written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
     exit_if_mismatched(rows, case_name)

@@ -31,6 +31,7 @@ import time
 import torch
 from torch.utils.cpp_extension import load_inline
 
+import targets
 import torchops
 
 CPP_TIMERS = r"""
@@ -307,17 +308,17 @@ def measure_targets(rounds: int):
 
 
 def report_targets(results):
-    print("\nTarget: a 1-element call of every typed function takes at most the time of the matching "
-          "builtin (ratio = builtin / torchops, >= 1 met):")
-    ratios = []
-    for (threads, level), rows in results.items():
+    """The per-call rows, and call_cost.py's targets (targets.py) judged on them."""
+    print("\n1-element calls of every typed function against the matching builtin (ratio = builtin / torchops):")
+    rows = []
+    for (threads, level), measured in results.items():
         print(f"  {threads} thread(s), level {level}:")
-        for name, ours, theirs in rows:
-            ratios.append((theirs / ours, name, threads, level))
+        for name, ours, theirs in measured:
+            rows.append({"name": name, "threads": threads, "level": level, "x_builtin": theirs / ours})
             print(f"    {ours:6.0f} ns  {theirs:6.0f} ns  {theirs / ours:5.2f}x  {name}")
-    worst = min(ratios)
-    status = "MET" if worst[0] >= 1.0 else "MISSED"
-    print(f"  {status}: worst {worst[0]:.2f}x, {worst[1]} ({worst[2]} thread(s), {worst[3]})")
+    print("\nTARGETS (benchmarks/targets.py)")
+    print(targets.text(targets.evaluate("call_cost", rows, lambda r: f"{r['name']} ({r['threads']} thread(s), "
+                                                                       f"{r['level']})")))
 
 
 def main():

@@ -180,6 +180,9 @@ def layout_cases(dtype, generator):
     yield "count per column, rows of 7", bits(600, 7), counts(7), None
     channels_last = bits(3, 37, 5, 7).contiguous(memory_format=torch.channels_last)
     yield "channels_last, per-channel count", channels_last, counts(1, 37, 1, 1), None
+    rgb = bits(2, 3, 50, 41).contiguous(memory_format=torch.channels_last)
+    yield "channels_last RGB, per-channel count", rgb, counts(3, 1, 1), None
+    yield "x short rows sliced", bits(300, 10)[:, :7], counts(300, 7), None
     yield "x expanded along rows", bits(1, 333).expand(50, 333), counts(50, 333), None
     yield "x expanded along each row", bits(50, 1).expand(50, 333), counts(50, 333), None
     yield "out rows sliced", bits(60, 333), counts(60, 333), torch.empty(60, 340, dtype=dtype)[:, 2:335]

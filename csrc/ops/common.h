@@ -78,63 +78,49 @@ struct LoopOperand {
 
 namespace detail {
 
-// dst[k] = src[k * Stride], the stride in elements known to the compiler (so that it can
-// vectorize the common "every other element" views), or given at run time (Stride 0).
-template <typename T, int64_t Stride>
-void copy_from_strided(const char* src, int64_t stride, char* dst, int64_t n) {
-  const int64_t step = Stride != 0 ? Stride * int64_t(sizeof(T)) : stride;
-  for (int64_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(T), src + k * step, sizeof(T));
+// dst[k * dst_stride] = src[k * src_stride] for k < n (strides in bytes).
+template <typename T>
+void copy_elements(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) std::memcpy(dst + k * dst_stride, src + k * src_stride, sizeof(T));
 }
 
-template <typename T>
-void copy_to_strided(const char* src, char* dst, int64_t stride, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) std::memcpy(dst + k * stride, src + k * sizeof(T), sizeof(T));
+// The same into a contiguous dst, from a src `Stride` elements apart: a stride the compiler
+// knows, so that it vectorizes the copy of the common "every other element" views.
+template <typename T, int64_t Stride>
+void copy_from_every(const char* src, char* dst, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(T), src + k * Stride * sizeof(T), sizeof(T));
 }
 
 // The `rows` x `cols` tile of `op` whose first element is `first`, copied into the
 // contiguous rows of `tile` (`cols` elements apart), in the order that reads `op`'s memory
 // closest to sequentially: down the columns when `op` is closer to contiguous along its
-// rows (a transposed operand), else along each row.
+// columns than along its rows (a transposed operand), else along each row. Everything is
+// passed by value: the copies' byte stores could alias a reference's fields, and the
+// compiler would reload them after every element.
 template <typename T>
-void gather(const LoopOperand& op, const char* first, int64_t rows, int64_t cols, char* tile) {
-  const int64_t row_bytes = cols * int64_t(sizeof(T));
+void gather(const LoopOperand op, const char* first, int64_t rows, int64_t cols, char* tile) {
+  const int64_t size = sizeof(T);
+  const int64_t row_bytes = cols * size;
   if (op.inner == 0) {  // broadcast along the row: one value per row
-    for (int64_t r = 0; r < rows; ++r) {
-      T value;
-      std::memcpy(&value, first + r * op.outer, sizeof(T));
-      for (int64_t i = 0; i < cols; ++i) std::memcpy(tile + r * row_bytes + i * sizeof(T), &value, sizeof(T));
-    }
+    for (int64_t r = 0; r < rows; ++r) copy_elements<T>(first + r * op.outer, 0, tile + r * row_bytes, size, cols);
   } else if (rows > 1 && op.outer < op.inner) {
-    for (int64_t i = 0; i < cols; ++i) {
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(tile + r * row_bytes + i * sizeof(T), first + r * op.outer + i * op.inner, sizeof(T));
-      }
-    }
+    for (int64_t i = 0; i < cols; ++i) copy_elements<T>(first + i * op.inner, op.outer, tile + i * size, row_bytes, rows);
+  } else if (op.inner == 2 * size) {
+    for (int64_t r = 0; r < rows; ++r) copy_from_every<T, 2>(first + r * op.outer, tile + r * row_bytes, cols);
   } else {
-    for (int64_t r = 0; r < rows; ++r) {
-      const char* src = first + r * op.outer;
-      char* dst = tile + r * row_bytes;
-      if (op.inner == 2 * int64_t(sizeof(T))) {
-        copy_from_strided<T, 2>(src, op.inner, dst, cols);
-      } else {
-        copy_from_strided<T, 0>(src, op.inner, dst, cols);
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r) copy_elements<T>(first + r * op.outer, op.inner, tile + r * row_bytes, size, cols);
   }
 }
 
 // The inverse of gather: `tile`'s rows written into `op`'s tile at `first`.
 template <typename T>
 void scatter(const char* tile, int64_t rows, int64_t cols, const LoopOperand op, char* first) {
-  const int64_t row_bytes = cols * int64_t(sizeof(T));
+  const int64_t size = sizeof(T);
+  const int64_t row_bytes = cols * size;
   if (rows > 1 && op.outer < op.inner) {
-    for (int64_t i = 0; i < cols; ++i) {
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(first + r * op.outer + i * op.inner, tile + r * row_bytes + i * sizeof(T), sizeof(T));
-      }
-    }
+    for (int64_t i = 0; i < cols; ++i) copy_elements<T>(tile + i * size, row_bytes, first + i * op.inner, op.outer, rows);
   } else {
-    for (int64_t r = 0; r < rows; ++r) copy_to_strided<T>(tile + r * row_bytes, first + r * op.outer, op.inner, cols);
+    for (int64_t r = 0; r < rows; ++r) copy_elements<T>(tile + r * row_bytes, size, first + r * op.outer, op.inner, cols);
   }
 }
 
@@ -171,17 +157,34 @@ struct Block {
 // Operands whose rows are contiguous are handed over in place, with their row strides (0
 // for a row repeated: a broadcast count). Any other operand goes through small tiles on
 // the stack: a tile of one operand is read completely before the kernel writes, which
-// keeps an output that is exactly one of the inputs (in place) correct. Tiles span
-// several rows when rows are short (the kernel then runs on one block of them), and 64
-// bytes of rows when an operand is closer to contiguous along its rows than along them (a
-// transposed operand): each of its cache lines is then read once, not once per row.
+// keeps an output that is exactly one of the inputs (in place) correct. A tile spans 64
+// bytes of rows when an operand is closer to contiguous down its columns than along its
+// rows (a transposed operand: each of its cache lines is then read once, not once per
+// row). Short rows (a channels_last image's pixels, a count per row of a few elements) are
+// merged: the tile's rows become one row for the kernel, whose cost per row (a partial
+// vector step) would otherwise dominate; an operand then goes in place only if its rows
+// follow each other in memory, and a row repeated (a count per column) is copied once.
 template <int NumInputs, typename Kernel>
 void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&inputs)[NumInputs], int64_t n,
               int64_t rows, bool streaming) {
-  Block<NumInputs> block;
+  constexpr int64_t kTileBytes = 4096;
+  constexpr int64_t kLineBytes = 64;
+  constexpr int64_t kShortRowBytes = 256;  // a few vector steps
+  int64_t widest = out.elem_size;
   bool all_contiguous = out.rows_contiguous();
-  for (int k = 0; k < NumInputs; ++k) all_contiguous = all_contiguous && inputs[k].rows_contiguous();
-  if (all_contiguous) {
+  int64_t across_elem = 0;  // the narrowest element of the operands read down the columns
+  const auto consider = [&](const LoopOperand& op) {
+    widest = std::max(widest, op.elem_size);
+    all_contiguous = all_contiguous && op.rows_contiguous();
+    if (!op.rows_contiguous() && op.inner != 0 && op.outer < op.inner) {
+      across_elem = across_elem == 0 ? op.elem_size : std::min(across_elem, op.elem_size);
+    }
+  };
+  consider(out);
+  for (int k = 0; k < NumInputs; ++k) consider(inputs[k]);
+
+  Block<NumInputs> block;
+  if (all_contiguous && (rows == 1 || n * widest >= kShortRowBytes)) {
     for (int k = 0; k < NumInputs; ++k) {
       block.inputs[k] = inputs[k].data;
       block.input_strides[k] = inputs[k].outer;
@@ -194,20 +197,9 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
     kernel(block);
     return;
   }
-  constexpr int64_t kTileBytes = 4096;
-  constexpr int64_t kLineBytes = 64;
-  // A tile's shape: elements per operand tile by the widest element; rows by the operands
-  // read across rows (the narrowest of them fills a cache line), or by how many short rows fit.
-  int64_t widest = out.elem_size;
-  int64_t across_elem = 0;
-  const auto consider = [&](const LoopOperand& op) {
-    widest = std::max(widest, op.elem_size);
-    if (!op.rows_contiguous() && op.inner != 0 && op.outer < op.inner) {
-      across_elem = across_elem == 0 ? op.elem_size : std::min(across_elem, op.elem_size);
-    }
-  };
-  consider(out);
-  for (int k = 0; k < NumInputs; ++k) consider(inputs[k]);
+
+  // The tile: elements per operand by the widest element; rows by the operands read down
+  // the columns (the narrowest of them fills a cache line), or by how many rows fit.
   const int64_t tile_elems = kTileBytes / widest;
   int64_t tile_rows = 1;
   int64_t tile_cols = std::min(n, tile_elems);
@@ -217,34 +209,43 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
   } else if (tile_cols == n) {
     tile_rows = std::min(rows, tile_elems / n);
   }
+  const bool merge = tile_cols == n && n * widest < kShortRowBytes;
+  const auto in_place = [&](const LoopOperand& op) {
+    return op.rows_contiguous() && (!merge || op.outer == n * op.elem_size);
+  };
   alignas(64) char input_tiles[NumInputs][kTileBytes];
   alignas(64) char out_tile[kTileBytes];
   block.streaming = false;
   for (int64_t r = 0; r < rows; r += tile_rows) {
-    block.rows = std::min(tile_rows, rows - r);
+    const int64_t this_rows = std::min(tile_rows, rows - r);
     for (int64_t i = 0; i < n; i += tile_cols) {
-      block.n = std::min(tile_cols, n - i);
+      const int64_t this_cols = std::min(tile_cols, n - i);
       for (int k = 0; k < NumInputs; ++k) {
         const LoopOperand& in = inputs[k];
         char* first = in.at(r, i);
-        if (in.rows_contiguous()) {
+        if (in_place(in)) {
           block.inputs[k] = first;
           block.input_strides[k] = in.outer;
-        } else {
-          detail::by_elem_size(in.elem_size, [&](auto t) {
-            detail::gather<decltype(t)>(in, first, block.rows, block.n, input_tiles[k]);
-          });
-          block.inputs[k] = input_tiles[k];
-          block.input_strides[k] = block.n * in.elem_size;
+          continue;
         }
+        // A row repeated (row stride 0) fills every tile alike: copied for the first only.
+        if (r == 0 || in.outer != 0 || !merge) {
+          detail::by_elem_size(in.elem_size, [&](auto t) {
+            detail::gather<decltype(t)>(in, first, this_rows, this_cols, input_tiles[k]);
+          });
+        }
+        block.inputs[k] = input_tiles[k];
+        block.input_strides[k] = this_cols * in.elem_size;
       }
       char* out_first = out.at(r, i);
-      block.out = out.rows_contiguous() ? out_first : out_tile;
-      block.out_stride = out.rows_contiguous() ? out.outer : block.n * out.elem_size;
+      block.out = in_place(out) ? out_first : out_tile;
+      block.out_stride = in_place(out) ? out.outer : this_cols * out.elem_size;
+      block.n = merge ? this_rows * n : this_cols;
+      block.rows = merge ? 1 : this_rows;
       kernel(block);
-      if (!out.rows_contiguous()) {
+      if (!in_place(out)) {
         detail::by_elem_size(out.elem_size, [&](auto t) {
-          detail::scatter<decltype(t)>(out_tile, block.rows, block.n, out, out_first);
+          detail::scatter<decltype(t)>(out_tile, this_rows, this_cols, out, out_first);
         });
       }
     }

@@ -1,0 +1,129 @@
+"""The performance targets: every current goal, in one list, each judged on the rows of the
+benchmark that measures it (bench.py, compiled.py, call_cost.py).
+
+A target is a ratio of median times measured side by side in one process (> 1: torchops
+faster) that every row it is set on must reach. evaluate() gives each target's status for
+one run: PASS with its worst row, MISS with the rows below the threshold and, for each, the
+measurement of the same row that bounds it (how close torchops runs to the bandwidth
+reference, or how far the row's own noise moves a ratio), or NOT MEASURED when the run had
+no row for it (a quick run measures a few). docs/performance.md explains each miss of the
+recorded runs; a target that stops being a goal leaves this list.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from report import NOISE, K, M
+
+MEMORY_BOUND = 0.9  # a row at this fraction of the bandwidth reference runs at memory speed
+
+
+@dataclass(frozen=True)
+class Target:
+    benchmark: str  # whose rows: "bench", "compiled" or "call_cost"
+    title: str
+    selects: Callable[[dict], bool]  # the rows the target is set on
+    ratio: str  # the row's ratio compared with the threshold
+    threshold: float
+
+
+# bench.py's operand kinds that are not a layout: contiguous operands of one shape, or a
+# Python-int count (every other kind is one of its LAYOUTS).
+PLAIN_OPERANDS = ("tensor", "scalar", "contiguous")
+UNSIGNED_WIDE = ("uint16", "uint32", "uint64")  # no PyTorch shift: set against NumPy
+
+
+def _builtin(row):
+    return row.get("torch_peer") == "builtin"
+
+
+def _vector_level(row):
+    # The call-path targets are set for the vector levels: at the portable level the loop,
+    # not the call, decides (it has no vector variable shifts).
+    return row["level"] != "default"
+
+
+TARGETS = [
+    # bench.py: the kernels
+    Target("bench", "every shift and signbit case >= 1.0x PyTorch builtin from 64K elements",
+           lambda r: _builtin(r) and r["size"] >= 64 * K, "x_torch", 1.0),
+    Target("bench", "every layout (broadcast counts, expanded, transposed, sliced, strided, channels_last) "
+                    ">= 1.0x PyTorch builtin at 64K-16M elements, 1 and 2 threads",
+           lambda r: _builtin(r) and r["operands"] not in PLAIN_OPERANDS and 64 * K <= r["size"] <= 16 * M, "x_torch", 1.0),
+    Target("bench", "logical right shift of int16/int32/int64 by a tensor count >= 3x the fastest PyTorch composite",
+           lambda r: r.get("torch_peer") == "composite" and r["dtype"] != "int8" and r["operands"] == "tensor",
+           "x_torch", 3.0),
+    Target("bench", ">= 16M elements: >= 90% of the bandwidth reference",
+           lambda r: r["size"] >= 16 * M, "x_bandwidth", MEMORY_BOUND),
+    # bench.py: the call path
+    Target("bench", "call path (vector levels): a 1-element out= call takes at most PyTorch builtin's time",
+           lambda r: _vector_level(r) and _builtin(r) and r["size"] == 1, "x_torch", 1.0),
+    Target("bench", "call path (vector levels): tensor- and Python-int-count shifts at 1K-1M >= 1.0x PyTorch builtin",
+           lambda r: _vector_level(r) and _builtin(r) and K <= r["size"] <= M and r["operands"] in ("tensor", "scalar"),
+           "x_torch", 1.0),
+    Target("bench", "call path (vector levels): uint16/32/64 shifts >= 1.0x NumPy from 4K",
+           lambda r: _vector_level(r) and r["dtype"] in UNSIGNED_WIDE and r["size"] >= 4 * K
+           and r["operands"] in ("tensor", "scalar"), "x_numpy", 1.0),
+    # call_cost.py
+    Target("call_cost", "a 1-element call of every typed function (functional, in place, out=) takes at most "
+                        "the matching builtin's time, 1 and 2 threads, every vector level",
+           lambda r: True, "x_builtin", 1.0),
+    # compiled.py
+    Target("compiled", "compiled torchops >= 1.0x the compiled builtin chain, every case",
+           lambda r: True, "x_builtin", 1.0),
+    Target("compiled", "compiled torchops >= 1.0x the same chain through torch.ops.torchops, every case",
+           lambda r: True, "x_torch_ops", 1.0),
+    Target("compiled", "compiled torchops >= 2x eager torchops from 1M elements",
+           lambda r: r["size"] >= M, "x_eager", 2.0),
+    Target("compiled", "the generated code of every compiled torchops case is fused (no torch.ops.torchops call)",
+           lambda r: True, "fused", 1.0),
+]
+
+
+def bound(row: dict) -> str:
+    """What the row's own measurements say about a miss: its distance from the bandwidth
+    reference (bench.py), the noise of its ratios (compiled.py's A/A), its samples' spread."""
+    notes = []
+    if "x_bandwidth" in row:
+        share = row["x_bandwidth"]
+        notes.append(f"{share:.0%} of the bandwidth reference" + (": memory-bound" if share >= MEMORY_BOUND else ""))
+    if "a_a" in row:
+        notes.append(f"A/A {row['a_a']:.2f}")
+    if "spread" in row:
+        notes.append(f"IQR {row['spread']:.0%}")
+    return ", ".join(notes)
+
+
+def evaluate(benchmark: str, rows: list[dict], name: Callable[[dict], str]) -> list[tuple[str, str, str]]:
+    """(PASS | MISS | NOT MEASURED, title, detail) for each of `benchmark`'s targets, on its
+    timed rows (each a dict with the ratios); `name` names a row in the details."""
+    results = []
+    for target in (t for t in TARGETS if t.benchmark == benchmark):
+        selected = [r for r in rows if target.ratio in r and target.selects(r)]
+        if not selected:
+            results.append(("NOT MEASURED", target.title, "no case in this run"))
+            continue
+        misses = sorted((r for r in selected if r[target.ratio] < target.threshold), key=lambda r: r[target.ratio])
+        worst = min(selected, key=lambda r: r[target.ratio])
+        if not misses:
+            results.append(("PASS", target.title, f"{len(selected)} cases, worst {worst[target.ratio]:.2f}x "
+                                                   f"({name(worst)})"))
+            continue
+        within_noise = sum(r[target.ratio] >= target.threshold * NOISE for r in misses)
+        shown = "; ".join(f"{r[target.ratio]:.2f}x {name(r)} ({bound(r)})" if bound(r) else
+                          f"{r[target.ratio]:.2f}x {name(r)}" for r in misses[:6])
+        more = f"; ... {len(misses) - 6} more" if len(misses) > 6 else ""
+        results.append(("MISS", target.title, f"{len(misses)} of {len(selected)} cases below {target.threshold}x "
+                                              f"({within_noise} within {1 - NOISE:.0%} of it): {shown}{more}"))
+    return results
+
+
+def text(results: list[tuple[str, str, str]], indent: str = "  ") -> str:
+    """The results as TARGETS lines: the measured ones, then the titles of those not measured."""
+    lines = [f"{indent}{status:<5} {title}\n{indent}      {detail}" for status, title, detail in results
+             if status != "NOT MEASURED"]
+    unmeasured = [title for status, title, _ in results if status == "NOT MEASURED"]
+    if unmeasured:
+        lines.append(f"{indent}not measured by this run: " + "; ".join(unmeasured))
+    return "\n".join(lines)
