@@ -31,8 +31,10 @@ from conftest import (
     FLOAT_DTYPES,
     INT_DTYPES,
     OPERATIONS,
+    UNSIGNED_DTYPES,
     assert_same_tensors,
     dtype_id,
+    expected_shift,
     interesting_counts,
     interesting_values,
     make_tensor,
@@ -51,8 +53,7 @@ BEST = list(LEVELS)[-1]
 _CXX = os.environ.get("TORCHOPS_TEST_INDUCTOR_CXX")
 
 BYTE_DTYPES = [torch.int8, torch.uint8]
-WIDER_FUSED = [dtype for dtype in _inductor.FUSED_SHIFT_DTYPES if dtype not in BYTE_DTYPES]
-UNFUSED = [dtype for dtype in INT_DTYPES if dtype not in _inductor.FUSED_SHIFT_DTYPES]
+WIDER_DTYPES = [dtype for dtype in INT_DTYPES if dtype not in BYTE_DTYPES]
 TAIL = 13  # extra elements: an odd length leaves a tail after every vector loop
 
 
@@ -158,13 +159,10 @@ def shift_cases():
         for level in LEVELS:
             for dynamic in (False, True):
                 yield dtype, dynamic, level
-    for dtype in WIDER_FUSED:  # sweeps, every level static, dynamic at the best level
+    for dtype in WIDER_DTYPES:  # sweeps, every level static, dynamic at the best level
         for level in LEVELS:
             yield dtype, False, level
         yield dtype, True, BEST
-    for dtype in UNFUSED:  # the C++ kernel inside the compiled graph
-        for dynamic in (False, True):
-            yield dtype, dynamic, BEST
 
 
 SHIFT_CASES = [
@@ -182,6 +180,9 @@ def test_tensor_and_0d_counts(dtype, dynamic, level, rng):
     for count in count_values(dtype):
         count_0d = make_tensor(count, dtype)
         assert_compiled_equals_eager(shifts_with_tensor_and_0d_counts, dynamic, level, x, y, x_short, count_0d)
+    # and the tensor-count shifts against the model itself, not only against the C++ kernels
+    for result, (direction, arithmetic) in zip(compiled(three_shifts, dynamic, level)(x, y), OPERATIONS):
+        assert result.tolist() == expected_shift(x, y, direction, arithmetic)[0], (direction, arithmetic)
 
 
 @pytest.mark.parametrize("dtype, dynamic, level", SHIFT_CASES)
@@ -208,7 +209,12 @@ def test_python_int_counts(dtype, dynamic, level, rng):
     ((torch.int64, ()), (torch.int8, (67,))),     # int8 result: x is converted
     ((torch.int16, (3, 1, 5)), (torch.uint8, (4, 1))),  # int16 result, broadcast to (3, 4, 5)
     ((torch.uint8, (67,)), (torch.int32, ())),    # uint8 result
-    ((torch.uint16, (67,)), (torch.int64, ())),   # uint16 result: the C++ kernel
+    ((torch.uint16, (67,)), (torch.int64, ())),   # uint16 result: the 0-d count is converted
+    ((torch.uint16, (67,)), (torch.uint32, ())),  # uint16 result from an unsigned 0-d count
+    ((torch.uint64, (67,)), (torch.int8, ())),    # uint64 result: -1 is 2**64 - 1, out of range
+    ((torch.int32, (67,)), (torch.uint64, ())),   # int32 result from a uint64 0-d count
+    ((torch.int64, ()), (torch.uint32, (67,))),   # uint32 result: x is converted
+    ((torch.uint32, (3, 1, 5)), (torch.uint32, (4, 1))),  # uint32 result, broadcast to (3, 4, 5)
 ])
 def test_promotion_and_broadcasting(x_spec, y_spec, dynamic, rng):
     (x_dtype, x_shape), (y_dtype, y_shape) = x_spec, y_spec
@@ -305,11 +311,12 @@ def in_place_and_out(x, y, shifted, signs):
     torchops.bitshift(x, y, "RIGHT", out=shifted)
     torchops.bitshift(shifted, 1, "LEFT", out=shifted)  # out= x itself
     torchops.signbit(shifted, out=signs)
+    torchops.bitwise_right_shift_(x[::2], 3)  # in place into a view: x itself must see it
     return x, shifted, signs
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, torch.uint8, torch.uint32], ids=dtype_id)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, *UNSIGNED_DTYPES], ids=dtype_id)
 def test_in_place_and_out(dtype, level, rng):
     x, y = shift_inputs(dtype, rng)
 
@@ -341,6 +348,22 @@ def hash64(keys):
     return h & 1023, torchops.signbit(h).sum()
 
 
+def fmix32(h):
+    """murmur3's 32-bit finalizer on uint32 values (uint32 products wrap)."""
+    h = h ^ torchops.bitshift(h, 16, "RIGHT")
+    h = h * 0x85EBCA6B
+    h = h ^ torchops.bitshift(h, 13, "RIGHT")
+    h = h * 0xC2B2AE35
+    return h ^ torchops.bitshift(h, 16, "RIGHT")
+
+
+def xorshift64(x):
+    """One step of Marsaglia's xorshift64 on uint64 values."""
+    x = x ^ torchops.bitshift(x, 13, "LEFT")
+    x = x ^ torchops.bitshift(x, 7, "RIGHT")
+    return x ^ torchops.bitshift(x, 17, "LEFT")
+
+
 def shift_by_count_tensor_chain(x, counts):
     shifted = torchops.bitshift(x + 1, counts % 9, "LEFT")
     return torchops.bitwise_right_shift(shifted, counts, is_arithmetic=False).max(dim=-1)
@@ -355,6 +378,16 @@ def test_chains_with_builtins(level, rng):
     assert_compiled_equals_eager(unpack_int4, False, level, packed, torch.tensor(0.25))
     assert_compiled_equals_eager(hash64, False, level, keys)
     assert_compiled_equals_eager(shift_by_count_tensor_chain, False, level, x, counts)
+    hashes = make_tensor(random_values(torch.uint32, 4099, rng), torch.uint32)
+    states = make_tensor(random_values(torch.uint64, 4099, rng), torch.uint64)
+    assert_compiled_equals_eager(lambda h: [fmix32(h)], False, level, hashes)
+    assert_compiled_equals_eager(lambda x: [xorshift64(x)], False, level, states)
+    # murmur3's fmix32(1) and NumPy's xorshift64 (its shifts are defined for uint64)
+    assert fmix32(torch.tensor([1], dtype=torch.uint32)).tolist() == [0x514E28B7]
+    as_numpy = states.numpy()
+    for k, direction in ((13, np.left_shift), (7, np.right_shift), (17, np.left_shift)):
+        as_numpy = as_numpy ^ direction(as_numpy, np.uint64(k))
+    assert xorshift64(states).numpy().tolist() == as_numpy.tolist()
     # The low nibble of 0x9F is -1, the high one -7 (signed 4-bit values).
     assert unpack_int4(torch.tensor([0x9F], dtype=torch.uint8), 1.0).tolist() == [-1.0, -7.0]
 
@@ -376,25 +409,49 @@ def every_overload(x, y, shifted, signs):
     torch.ops.torchops.bitshift.Scalar_out(shifted, 2, "LEFT", out=shifted)
     torch.ops.torchops.signbit.out(x, out=signs)
     return (torch.ops.torchops.bitshift(x, y, "RIGHT", False), torch.ops.torchops.bitshift.Scalar(x, 3, "LEFT"),
-            torch.ops.torchops.signbit(shifted), x + 1)
+            torch.ops.torchops.signbit(shifted), x ^ 1)
 
 
-@pytest.mark.parametrize("dtype", [*_inductor.FUSED_SHIFT_DTYPES, *UNFUSED], ids=dtype_id)
-def test_generated_code_calls_torchops_only_for_the_unfused_dtypes(dtype):
+def every_overload_inputs(dtype):
     x = make_tensor(list(range(40)), dtype)
     y = make_tensor([k % 9 for k in range(40)], dtype)
-    shifted, signs = torch.empty_like(x), torch.empty(40, dtype=torch.bool)
-    code = generated_code(every_overload, x, y, shifted, signs)
-    calls = set(re.findall(r"(torch\.ops\.torchops\.\w+\.\w+)\(", code))
-    if dtype in _inductor.FUSED_SHIFT_DTYPES:
-        assert calls == set()
-    else:
-        # Every shift overload calls the C++ kernel, signbit still fuses. A functional overload
-        # is called as itself or as its out= overload, into a buffer Inductor allocates (which
-        # Inductor does for an op that has an out= overload tagged torch.Tag.out).
-        writing = {"torch.ops.torchops.bitshift_.default", "torch.ops.torchops.bitshift_.Scalar",
-                   "torch.ops.torchops.bitshift.out", "torch.ops.torchops.bitshift.Scalar_out"}
-        assert writing <= calls <= writing | {"torch.ops.torchops.bitshift.default", "torch.ops.torchops.bitshift.Scalar"}
+    return x, y, torch.empty_like(x), torch.empty(40, dtype=torch.bool)
+
+
+def torchops_calls(code):
+    return set(re.findall(r"(torch\.ops\.torchops\.\w+\.\w+)\(", code))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+def test_generated_code_never_calls_torchops(dtype):
+    assert torchops_calls(generated_code(every_overload, *every_overload_inputs(dtype))) == set()
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint16, torch.uint64], ids=dtype_id)
+def test_kernel_calling_lowerings_call_every_shift_overload(dtype, dynamic):
+    """register(fuse=False), the lowerings of TORCHOPS_INDUCTOR_LOWERINGS=0: every shift
+    overload calls the C++ kernel from the compiled graph and writes what eager writes."""
+    expected_inputs, inputs = every_overload_inputs(dtype), every_overload_inputs(dtype)
+    expected = every_overload(*expected_inputs)
+    _inductor.register(fuse=False)
+    try:
+        fresh = torch.compile(every_overload, fullgraph=True, dynamic=dynamic, options={"fx_graph_cache": False})
+        result, code = run_and_get_code(fresh, *inputs)
+    finally:
+        _inductor.register()
+        torch._dynamo.reset()
+        compiled.cache_clear()
+    assert_same_tensors(list(result) + list(inputs[2:]), list(expected) + list(expected_inputs[2:]))
+    # A functional overload is called as itself or as its out= overload, into a buffer
+    # Inductor allocates (which Inductor does for an op that has an out= overload tagged
+    # torch.Tag.out).
+    writing = {"torch.ops.torchops.bitshift_.default", "torch.ops.torchops.bitshift_.Scalar",
+               "torch.ops.torchops.bitshift.out", "torch.ops.torchops.bitshift.Scalar_out",
+               "torch.ops.torchops.signbit.out"}
+    functional = {"torch.ops.torchops.bitshift.default", "torch.ops.torchops.bitshift.Scalar",
+                  "torch.ops.torchops.signbit.default"}
+    assert writing <= torchops_calls("\n".join(code)) <= writing | functional
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.bool, torch.uint64], ids=dtype_id)

@@ -21,6 +21,15 @@ C++ shifts an unsigned value by the full width then, which C++ leaves undefined 
 64-bit types). Logical right shifts of signed values mask the arithmetic shift instead of
 reinterpreting the bits as unsigned, because Inductor's CPU backend vectorizes int8, int32
 and int64 but not uint16, uint32 or uint64.
+
+uint16, uint32 and uint64 shifts go the other way, onto the signed dtype of their width
+(``COMPUTED_AS``): the operands are bit-cast views (Inductor's ``to_dtype_bitcast``), the
+result a bit-cast view back, so the shift fuses with the code on either side. A range check
+``0 <= count < n`` on a count's signed bits is the unsigned ``count < n``. The loops stay
+scalar: a bit-cast view of a buffer still loads the buffer's dtype (then a ``bit_cast``), and
+Inductor vectorizes no loop that loads or stores those dtypes. Aliasing the buffers as signed
+instead (an ``aten.view.dtype`` call in the graph) vectorizes a lone shift, but splits a chain
+of pointwise code at every shift.
 """
 from __future__ import annotations
 
@@ -44,11 +53,13 @@ _op = torch.ops.torchops
 #: Inductor turns the functionalized graph back into mutations before lowering it.
 OVERLOADS = _contract.OVERLOADS
 
-#: Shifts fuse in these result dtypes. Inductor's CPU code cannot express uint16, uint32 or
-#: uint64 shifts (its dtype propagation refuses to promote them with the bool of a select:
-#: "Promotion for uint16, uint32, uint64 types is not supported"), so those call the C++
-#: kernel, as every dtype did before. signbit fuses for every dtype it accepts.
-FUSED_SHIFT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+#: The dtype a shift of each result dtype is computed in, when not that dtype itself.
+#: Inductor's CPU code cannot select between uint16, uint32 or uint64 values (its dtype
+#: propagation refuses to promote them with the bool of a select: "Promotion for uint16,
+#: uint32, uint64 types is not supported") and vectorizes none of them; the signed dtype of
+#: the same width holds the same bits, and once a count is in range its shifts give the
+#: unsigned ones (a logical right shift as the masked arithmetic one).
+COMPUTED_AS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
 _registered: dict = {}  # "fuse": which lowerings are in Inductor's table, "table": them
@@ -129,6 +140,7 @@ def _lowerings(fuse: bool) -> dict:
     # registration (a warning, and the C++ kernels), not in the middle of a compilation.
     make_pointwise, broadcast_tensors = lowering.make_pointwise, lowering.broadcast_tensors
     mutate_to, fallback_handler, empty_strided = lowering.mutate_to, lowering.fallback_handler, lowering.empty_strided
+    bitcast = lowering.to_dtype_bitcast
     from torch._inductor.utils import convert_shape_to_inductor
 
     table = {}
@@ -153,7 +165,7 @@ def _lowerings(fuse: bool) -> dict:
 
     def lowers(overload):
         """Registers the decorated lowering for `overload`; it returns _CALL_KERNEL to ask for
-        the C++ kernel instead (a dtype Inductor cannot express)."""
+        the C++ kernel instead (what Inductor cannot express)."""
 
         def decorate(lower):
             def lower_or_call_kernel(*args, **kwargs):
@@ -204,42 +216,50 @@ def _lowerings(fuse: bool) -> dict:
     def result_dtype(x, y) -> torch.dtype:
         return _contract.result_dtype(x.get_dtype(), len(x.get_size()), y.get_dtype(), len(y.get_size()))
 
+    def as_computed(operands, dtype: torch.dtype) -> list:
+        """The operands of `dtype` as bit-cast views of COMPUTED_AS's dtype for it (the others
+        are converted inside the shift, section 4.1)."""
+        compute = COMPUTED_AS.get(dtype, dtype)
+        return [bitcast(operand, compute) if operand.get_dtype() == dtype else operand for operand in operands]
+
     def tensor_count_shift(x, y, direction, arithmetic):
         dtype = result_dtype(x, y)
-        if dtype not in FUSED_SHIFT_DTYPES:
-            return _CALL_KERNEL
+        compute = COMPUTED_AS.get(dtype, dtype)
         bits = torch.iinfo(dtype).bits
+        # An unsigned dtype's right shift is the logical one (section 2).
+        left, arithmetic = direction.upper() == "LEFT", arithmetic and dtype.is_signed
 
         def fn(x_value, y_value):
-            # Both operands are converted to the result dtype first (section 4.1).
-            x_value = ops.to_dtype(x_value, dtype)
-            count = ops.to_dtype(y_value, dtype)
-            in_range = ops.lt(count, ops.constant(bits, dtype))
-            if dtype.is_signed:
-                in_range = ops.and_(in_range, ops.ge(count, ops.constant(0, dtype)))
-            return shift_values(x_value, count, in_range, dtype, direction.upper() == "LEFT", arithmetic)
+            # Both operands are converted to the result dtype first (section 4.1): to the
+            # low n bits, which are the same in the dtype computed in.
+            x_value = ops.to_dtype(x_value, compute)
+            count = ops.to_dtype(y_value, compute)
+            in_range = ops.lt(count, ops.constant(bits, compute))
+            if compute.is_signed:  # an unsigned count's bits >= n read as signed are < 0 or >= n
+                in_range = ops.and_(in_range, ops.ge(count, ops.constant(0, compute)))
+            return shift_values(x_value, count, in_range, compute, left, arithmetic)
 
-        return make_pointwise(fn, override_return_dtype=dtype)(*broadcast_tensors(x, y))
+        shifted = make_pointwise(fn, override_return_dtype=compute)(*broadcast_tensors(*as_computed((x, y), dtype)))
+        return bitcast(shifted, dtype)
 
     def int_count_shift(x, y, direction, arithmetic):
         dtype = x.get_dtype()
-        if dtype not in FUSED_SHIFT_DTYPES:
-            return _CALL_KERNEL
+        compute = COMPUTED_AS.get(dtype, dtype)
         bits = torch.iinfo(dtype).bits
+        left, arithmetic = direction.upper() == "LEFT", arithmetic and dtype.is_signed
 
         def fn(x_value):
             # A Python int count is taken by its value (section 4.2).
-            left = direction.upper() == "LEFT"
             if isinstance(y, int):
-                return shift_by_constant(x_value, y, dtype, left, arithmetic)
+                return shift_by_constant(x_value, y, compute, left, arithmetic)
             # A symbolic int (dynamic=True): its int64 value is compared at run time.
             value = ops.index_expr(y, torch.int64)
             in_range = ops.and_(
                 ops.ge(value, ops.constant(0, torch.int64)), ops.lt(value, ops.constant(bits, torch.int64))
             )
-            return shift_values(x_value, ops.to_dtype(value, dtype), in_range, dtype, left, arithmetic)
+            return shift_values(x_value, ops.to_dtype(value, compute), in_range, compute, left, arithmetic)
 
-        return make_pointwise(fn, override_return_dtype=dtype)(x)
+        return bitcast(make_pointwise(fn, override_return_dtype=compute)(*as_computed((x,), dtype)), dtype)
 
     def signbit_of(x):
         dtype = x.get_dtype()
@@ -263,12 +283,10 @@ def _lowerings(fuse: bool) -> dict:
         return make_pointwise(fn, override_return_dtype=torch.bool)(x)
 
     def write_into(target, result):
-        """`result` stored into `target` (in place, out=); the C++ kernel for an unfused dtype,
-        or for an out= that must be resized (Dynamo refuses those today: "Shape mismatch
-        with out= tensor variant"; other producers of Inductor graphs may not)."""
-        if result is _CALL_KERNEL or not V.graph.sizevars.statically_known_list_equals(
-            target.get_size(), result.get_size()
-        ):
+        """`result` stored into `target` (in place, out=); the C++ kernel for an out= that must
+        be resized (Dynamo refuses those today: "Shape mismatch with out= tensor variant";
+        other producers of Inductor graphs may not)."""
+        if not V.graph.sizevars.statically_known_list_equals(target.get_size(), result.get_size()):
             return _CALL_KERNEL
         return mutate_to(target, result)  # the writing overloads return what they wrote
 
