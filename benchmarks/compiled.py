@@ -13,8 +13,16 @@ and with the PyTorch builtins a user would write for exactly the same result:
                two wrapping multiplies), then a bucket id (& (2**20 - 1)); the builtin logical
                shift is the arithmetic shift plus a mask
   sign_select  torch.where(signbit(x), a * x, b * x) on float32 (leaky-relu-like)
+  fmix32       murmur3's 32-bit finalizer on uint32 values (h ^= h >> 16; h *= 0x85ebca6b;
+               h ^= h >> 13; h *= 0xc2b2ae35; h ^= h >> 16): torchops's shifts, torch's uint32
+               xor and multiply (which wraps, on CPU); the builtin version widens to int64 and
+               masks each product (PyTorch has no uint32 shifts)
+  xorshift64   one step of Marsaglia's xorshift64 on uint64 values (x ^= x << 13; x ^= x >> 7;
+               x ^= x << 17); the builtin version views the values as int64 and masks the
+               arithmetic right shift (PyTorch has no uint64 shifts)
 
-and runs as six contenders, in one process, alternating inside each repetition:
+and runs as six contenders, in one process, alternating inside each repetition (seven for the
+cases that NumPy computes too):
 
   torchops compiled  torch.compile(torchops version, fullgraph=True, dynamic=False), with
                      torchops's Inductor lowerings registered (the ops are generated inline)
@@ -26,6 +34,8 @@ and runs as six contenders, in one process, alternating inside each repetition:
                      lowerings): the graph calls the C++ kernels as opaque ops
   builtin again      the builtin version compiled a second time (a copy of its code): the same
                      code as `builtin compiled`, so their ratio (A/A) is the noise of the row
+  numpy              the case in NumPy on the same values (NUMPY_CASES: the unsigned chains,
+                     whose shifts NumPy has), converted to NumPy arrays outside the timing
 
 Every function returns a fresh output (functional style, as a compiled model would). Before
 timing, each case checks once that every contender's output equals eager torchops's bit for
@@ -47,6 +57,7 @@ import sys
 import time
 import types
 
+import numpy as np
 import torch
 import torch._inductor.lowering  # noqa: F401  (loads Inductor, which registers torchops's lowerings)
 from torch._inductor.utils import run_and_get_code
@@ -68,7 +79,7 @@ QUICK_SIZES = [64, 64 * K, M]
 THREADS = [1, 2]
 KEYS = {"torchops compiled": "compiled", "torch.ops compiled": "torch_ops", "builtin compiled": "builtin",
         "torchops eager": "eager",
-        "extern compiled": "extern", "builtin again": "builtin_again"}  # column names in results.csv/json: <key>_us
+        "extern compiled": "extern", "builtin again": "builtin_again", "numpy": "numpy"}  # column names in results.csv/json: <key>_us
 OPS = torch.ops.torchops
 CODE_CHECK_SIZE = 64 * K
 MIN_REPS = 9  # more than timing.MIN_REPS (5): a random order (see measure) needs more repetitions to even out
@@ -172,12 +183,90 @@ def sign_select_inputs(n):
     return (x,)
 
 
+FMIX1, FMIX2 = 0x85EBCA6B, 0xC2B2AE35  # murmur3's fmix32 multipliers
+MASK32 = (1 << 32) - 1
+
+
+def fmix32_torchops(h):
+    h = h ^ torchops.bitshift(h, 16, "RIGHT")
+    h = h * FMIX1  # uint32 products wrap, as in C
+    h = h ^ torchops.bitshift(h, 13, "RIGHT")
+    h = h * FMIX2
+    return h ^ torchops.bitshift(h, 16, "RIGHT")
+
+
+def fmix32_torch_ops(h):
+    h = h ^ OPS.bitshift.Scalar(h, 16, "RIGHT")
+    h = h * FMIX1
+    h = h ^ OPS.bitshift.Scalar(h, 13, "RIGHT")
+    h = h * FMIX2
+    return h ^ OPS.bitshift.Scalar(h, 16, "RIGHT")
+
+
+def fmix32_builtin(h):
+    """PyTorch has no uint32 shifts: widened to int64 (where the values are never negative, so
+    >> is logical), each product masked to 32 bits, narrowed back."""
+    h = h.to(torch.int64)
+    h = h ^ (h >> 16)
+    h = (h * FMIX1) & MASK32
+    h = h ^ (h >> 13)
+    h = (h * FMIX2) & MASK32
+    return (h ^ (h >> 16)).to(torch.uint32)
+
+
+def fmix32_numpy(h):
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(FMIX1)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(FMIX2)
+    return h ^ (h >> np.uint32(16))
+
+
+def fmix32_inputs(n):
+    return (random_values(torch.uint32, (n,)),)
+
+
+def xorshift64_torchops(x):
+    x = x ^ torchops.bitshift(x, 13, "LEFT")
+    x = x ^ torchops.bitshift(x, 7, "RIGHT")
+    return x ^ torchops.bitshift(x, 17, "LEFT")
+
+
+def xorshift64_torch_ops(x):
+    x = x ^ OPS.bitshift.Scalar(x, 13, "LEFT")
+    x = x ^ OPS.bitshift.Scalar(x, 7, "RIGHT")
+    return x ^ OPS.bitshift.Scalar(x, 17, "LEFT")
+
+
+def xorshift64_builtin(state):
+    """PyTorch has no uint64 shifts: the same bits as int64, the arithmetic right shift masked."""
+    x = state.view(torch.int64)
+    x = x ^ (x << 13)
+    x = x ^ logical_right_shift(x, 7)
+    return (x ^ (x << 17)).view(torch.uint64)
+
+
+def xorshift64_numpy(x):
+    x = x ^ (x << np.uint64(13))
+    x = x ^ (x >> np.uint64(7))
+    return x ^ (x << np.uint64(17))
+
+
+def xorshift64_inputs(n):
+    return (random_values(torch.uint64, (n,)),)
+
+
 # name: (torchops version, torch.ops version, builtin version, inputs)
 CASES = {
     "unpack4": (unpack4_torchops, unpack4_torch_ops, unpack4_builtin, unpack4_inputs),
     "hash64": (hash64_torchops, hash64_torch_ops, hash64_builtin, hash64_inputs),
     "sign_select": (sign_select_torchops, sign_select_torch_ops, sign_select_builtin, sign_select_inputs),
+    "fmix32": (fmix32_torchops, fmix32_torch_ops, fmix32_builtin, fmix32_inputs),
+    "xorshift64": (xorshift64_torchops, xorshift64_torch_ops, xorshift64_builtin, xorshift64_inputs),
 }
+#: The cases NumPy computes too (it has unsigned shifts; PyTorch does not): name -> NumPy version.
+NUMPY_CASES = {"fmix32": fmix32_numpy, "xorshift64": xorshift64_numpy}
+UNSIGNED_CASES = ("fmix32", "xorshift64")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +358,12 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
         return row  # never time a wrong answer
 
     calls = {contender: (lambda f: lambda: f(*args))(function) for contender, function in functions.items()}
+    if name in NUMPY_CASES:
+        arrays = [a.numpy() for a in args]
+        if not same(torch.from_numpy(NUMPY_CASES[name](*arrays)), functions["torchops eager"](*args)):
+            row["verified"] = "MISMATCH: numpy"
+            return row
+        calls["numpy"] = lambda: NUMPY_CASES[name](*arrays)
     samples = calmest(lambda: measure(calls, seconds_per_contender))
     times = record_times(row, samples, "torchops compiled", key=KEYS.get)
     mine = times["torchops compiled"]
@@ -277,6 +372,8 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
     row["x_eager"] = times["torchops eager"] / mine
     row["x_extern"] = times["extern compiled"] / mine
     row["a_a"] = times["builtin again"] / times["builtin compiled"]  # identical code: 1 but for noise
+    if "numpy" in times:
+        row["x_numpy"] = times["numpy"] / mine
     return row
 
 
@@ -310,7 +407,7 @@ def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code
 # Reporting.
 
 COLUMNS = ["case", "size", "thr", "code", "torchops compiled µs", "IQR", "builtin compiled µs", "torchops eager µs",
-           "extern compiled µs", "×builtin", "A/A", "×torch.ops", "×eager", "extern→fused"]
+           "extern compiled µs", "numpy µs", "×builtin", "A/A", "×torch.ops", "×eager", "extern→fused", "×numpy"]
 
 
 def cells(row: dict, code: dict) -> list[str]:
@@ -321,9 +418,11 @@ def cells(row: dict, code: dict) -> list[str]:
     if "compiled_us" not in row:
         return case + [row["verified"]] + [""] * (len(COLUMNS) - len(case) - 1)
     noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
+    numpy = "numpy_us" in row
     return case + [us("compiled_us"), noise, us("builtin_us"), us("eager_us"), us("extern_us"),
+                   us("numpy_us") if numpy else "",
                    f"{row['x_builtin']:.2f}", f"{row['a_a']:.2f}", f"{row['x_torch_ops']:.2f}", f"{row['x_eager']:.2f}",
-                   f"{row['x_extern']:.2f}"]
+                   f"{row['x_extern']:.2f}", f"{row['x_numpy']:.2f}" if numpy else ""]
 
 
 def text_table(rows: list[dict], code: dict) -> str:
@@ -355,6 +454,10 @@ def targets_text(rows: list[dict], code: dict) -> str:
         ("compiled torchops >= 1.0x the same chain through torch.ops.torchops, every case", calm, "x_torch_ops", 1.0),
         ("compiled torchops >= 2x eager torchops from 1M elements",
          [r for r in calm if r["size"] >= M], "x_eager", 2.0),
+        ("compiled torchops >= 1.0x the compiled composite, unsigned chains (fmix32, xorshift64)",
+         [r for r in calm if r["case"] in UNSIGNED_CASES], "x_builtin", 1.0),
+        ("compiled torchops >= 2x eager torchops from 1M elements, unsigned chains (fmix32, xorshift64)",
+         [r for r in calm if r["case"] in UNSIGNED_CASES and r["size"] >= M], "x_eager", 2.0),
     ]
     for title, selected, key, threshold in targets:
         if not selected:
@@ -408,7 +511,11 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   `unpack4`: packed signed int4 (a uint8 tensor of size/2 bytes) to float32, `(q - zero) * scale`,
   the low nibble (`(q << 4) >> 4` on int8) and the high one (`q >> 4`) interleaved;
   `hash64`: splitmix64's finalizer on int64 keys, logical right shifts (builtin: `(x >> k) & mask`),
-  wrapping multiplies, `& (2**20 - 1)`; `sign_select`: `torch.where(signbit(x), 0.125 * x, 1.5 * x)`, float32.
+  wrapping multiplies, `& (2**20 - 1)`; `sign_select`: `torch.where(signbit(x), 0.125 * x, 1.5 * x)`, float32;
+  `fmix32`: murmur3's 32-bit finalizer on uint32 values, torchops's shifts with torch's uint32 xor and
+  multiply (builtin: widened to int64, each product masked to 32 bits); `xorshift64`: one xorshift64
+  step on uint64 values (builtin: viewed as int64, the right shift masked). PyTorch has no shifts of
+  uint16/32/64, hence those builtin composites.
 - `size`: elements of the output (= of the input, except `unpack4`, whose input has size/2 bytes).
   `thr`: torch.set_num_threads; every graph is compiled for the thread count it runs at.
 - Contenders: `torchops compiled` = `torch.compile(fullgraph=True, dynamic=False)` of the torchops
@@ -416,7 +523,8 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   `torch.ops.torchops.*` (the same generated code: only Dynamo's guards around it can differ);
   `builtin compiled` = the same of the builtin version;
   `torchops eager` = the torchops version uncompiled; `extern compiled` = the torchops version
-  compiled without fusing (the lowerings of `TORCHOPS_INDUCTOR_LOWERINGS=0`: the graph calls the C++ kernels as opaque ops).
+  compiled without fusing (the lowerings of `TORCHOPS_INDUCTOR_LOWERINGS=0`: the graph calls the C++ kernels as opaque ops);
+  `numpy` = the same chain in NumPy (fmix32 and xorshift64 only), on arrays made outside the timing.
   Each call returns a fresh output (functional), so every contender pays its allocations.
 - Times: medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every contender
   once, in a fresh random order (from 1M elements a call runs slower after one that swept more
@@ -427,7 +535,8 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   (the same code twice: how far from 1 this row's noise alone moves a ratio),
   `×torch.ops` = torch.ops compiled / torchops compiled,
   `×eager` = torchops eager / torchops compiled,
-  `extern→fused` = extern compiled / torchops compiled (> 1: torchops compiled faster).
+  `extern→fused` = extern compiled / torchops compiled (> 1: torchops compiled faster),
+  `×numpy` = numpy / torchops compiled.
 - `code`: `fused` when the generated code of `torchops compiled` no longer calls `torch.ops.torchops`
   (read once per case at {size_label(CODE_CHECK_SIZE)} with `torch._inductor.utils.run_and_get_code`; details below).
 - `IQR`: interquartile range / median of the torchops compiled samples; `*`: a 2-thread row measured
