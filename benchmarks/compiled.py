@@ -66,9 +66,10 @@ import torchops
 from torchops import _inductor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the shared modules beside this file
+import targets  # noqa: E402
 from bench import level_in_use, random_values  # noqa: E402  (importing bench only defines them)
 from report import (  # noqa: E402
-    NOISE, K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
+    K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
     size_label, source_version, write_csv, write_json,
 )
 from timing import MAX_WAIT_PER_CASE, calmest, cores_busy, record_times, wait_for_cores  # noqa: E402
@@ -266,7 +267,6 @@ CASES = {
 }
 #: The cases NumPy computes too (it has unsigned shifts; PyTorch does not): name -> NumPy version.
 NUMPY_CASES = {"fmix32": fmix32_numpy, "xorshift64": xorshift64_numpy}
-UNSIGNED_CASES = ("fmix32", "xorshift64")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,43 +445,15 @@ def code_text(code: dict) -> str:
 
 def targets_text(rows: list[dict], code: dict) -> str:
     timed = [r for r in rows if "compiled_us" in r]
-    calm = [r for r in timed if not r["cores_busy"]]
+    # Each row carries its case's generated-code status, which one target judges.
+    calm = [{**r, "fused": float(code[r["case"]]["code"] == "fused")} for r in timed if not r["cores_busy"]]
     left_out = len(timed) - len(calm)
-    lines = ["TARGETS (ratios of median times; > 1 means compiled torchops is faster"
+    lines = ["TARGETS (benchmarks/targets.py; ratios of median times, > 1 means compiled torchops is faster"
              + (f"; {left_out} rows left out, measured while another process held a core)" if left_out else ")")]
-    targets = [
-        ("compiled torchops >= 1.0x the compiled builtin chain, every case", calm, "x_builtin", 1.0),
-        ("compiled torchops >= 1.0x the same chain through torch.ops.torchops, every case", calm, "x_torch_ops", 1.0),
-        ("compiled torchops >= 2x eager torchops from 1M elements",
-         [r for r in calm if r["size"] >= M], "x_eager", 2.0),
-        ("compiled torchops >= 1.0x the compiled composite, unsigned chains (fmix32, xorshift64)",
-         [r for r in calm if r["case"] in UNSIGNED_CASES], "x_builtin", 1.0),
-        ("compiled torchops >= 2x eager torchops from 1M elements, unsigned chains (fmix32, xorshift64)",
-         [r for r in calm if r["case"] in UNSIGNED_CASES and r["size"] >= M], "x_eager", 2.0),
-    ]
-    for title, selected, key, threshold in targets:
-        if not selected:
-            lines.append(f"  NOT MEASURED {title}")
-            continue
-        misses = sorted((r for r in selected if r[key] < threshold), key=lambda r: r[key])
-        worst = min(selected, key=lambda r: r[key])
-        if not misses:
-            lines.append(f"  PASS         {title}\n"
-                         f"                 {len(selected)} rows, worst {worst[key]:.3f}x ({row_name(worst)})")
-            continue
-        lines.append(f"  MISS         {title}\n"
-                     f"                 {len(misses)} of {len(selected)} rows below {threshold}x:")
-        for r in misses:
-            note = " (within the noise of one run)" if r[key] >= threshold * NOISE else ""
-            if key in ("x_builtin", "x_torch_ops"):  # the same row's builtin against itself
-                note += f", A/A {r['a_a']:.3f}"
-            lines.append(f"                 {r[key]:.3f}x {row_name(r)}{note}")
+    lines.append(targets.text(targets.evaluate("compiled", calm, row_name)))
     medians = ", ".join(f"{name} {statistics.median(r['x_builtin'] for r in calm if r['case'] == name):.2f}x"
                         for name in CASES if any(r["case"] == name for r in calm))
     lines.append(f"  median x_builtin per case: {medians}")
-    extern = [name for name, status in code.items() if status["code"] != "fused"]
-    lines.append(f"  {'PASS' if not extern else 'MISS':<12} the generated code of every compiled torchops case is "
-                 f"fused (no torch.ops.torchops call)" + (f": extern in {', '.join(extern)}" if extern else ""))
     return "\n".join(lines)
 
 
@@ -489,7 +461,7 @@ def row_name(row: dict) -> str:
     return f"{row['case']} {size_label(row['size'])} thr={row['threads']}"
 
 
-def write_results(rows, code, info, targets, out_dir, mode, wall_seconds):
+def write_results(rows, code, info, summary, out_dir, mode, wall_seconds):
     os.makedirs(out_dir, exist_ok=True)
     # results.csv has each row's case's code status ("fused" or "extern") as its last column
     write_csv(os.path.join(out_dir, "results.csv"), ({**row, "code": code[row["case"]]["code"]} for row in rows),
@@ -545,7 +517,7 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
 ## Targets
 
 ```
-{targets}
+{summary}
 ```
 
 ## Generated code (at {size_label(CODE_CHECK_SIZE)} elements)
@@ -602,14 +574,14 @@ def main() -> None:
     info["torchops source"] = source_version()
     info["lowerings registered"] = _inductor.registered()
     info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
-    targets = targets_text(rows, code)
+    summary = targets_text(rows, code)
     print()
     print(text_table(rows, code))
     print("µs: median per call; IQR: noise of torchops compiled's samples; *: measured while another process "
           "held a core (left out of TARGETS); ×: other / torchops compiled (> 1: torchops compiled faster)")
     print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
-    print("\n" + targets)
-    write_results(rows, code, info, targets, args.out_dir, mode, wall)
+    print("\n" + summary)
+    write_results(rows, code, info, summary, args.out_dir, mode, wall)
     print(f"\nresults written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
     exit_if_mismatched(rows, row_name)
 

@@ -87,8 +87,8 @@ uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
 constexpr int64_t kStreamingMinBytes = int64_t(32) << 20;
 constexpr int64_t kStreamingMinRowBytes = int64_t(64) << 10;
 
-bool use_streaming_stores(int64_t out_bytes, bool out_is_an_input) {
-  return out_bytes >= kStreamingMinBytes && !out_is_an_input;
+bool use_streaming_stores(int64_t out_bytes, int64_t row_bytes, bool out_is_an_input) {
+  return out_bytes >= kStreamingMinBytes && row_bytes >= kStreamingMinRowBytes && !out_is_an_input;
 }
 
 // Whether the rows of n elements of `width` bytes of this iterator's loops stream.
@@ -97,8 +97,7 @@ bool streams_rows(const at::TensorIteratorBase& iter, int64_t n, int64_t width) 
   for (int arg = iter.noutputs(); arg < iter.ntensors(); ++arg) {
     out_is_an_input = out_is_an_input || iter.data_ptr(arg) == iter.data_ptr(0);
   }
-  return use_streaming_stores(iter.numel() * iter.element_size(0), out_is_an_input) &&
-         n * width >= kStreamingMinRowBytes;
+  return use_streaming_stores(iter.numel() * iter.element_size(0), n * width, out_is_an_input);
 }
 
 // A count broadcast along rows of at least this many bytes (a count of shape (rows, 1)) is
@@ -141,7 +140,7 @@ void shift_contiguous(ShiftOp op, const at::Tensor& out, const at::Tensor& x, co
   void* out_data = out.data_ptr();
   const bool out_is_an_input = out_data == x_data || (count != nullptr && out_data == count->const_data_ptr());
   // The whole output is one contiguous row.
-  const bool streams = use_streaming_stores(n * width, out_is_an_input) && n * width >= kStreamingMinRowBytes;
+  const bool streams = use_streaming_stores(n * width, n * width, out_is_an_input);
   const Rows one_row{n, 1, 0, 0, 0};
   if (count != nullptr) {
     kernels.shift(op, width, x_data, count->const_data_ptr(), out_data, one_row, streams);
