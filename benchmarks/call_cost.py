@@ -59,7 +59,7 @@ c10::TypedOperatorHandle<Signature> handle(const char* name, const char* overloa
 }
 
 using Shift = at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view, bool);
-using ShiftOut = void(const at::Tensor&, const at::Tensor&, c10::string_view, bool, const at::Tensor&);
+using ShiftOut = at::Tensor&(const at::Tensor&, const at::Tensor&, c10::string_view, bool, at::Tensor&);  // returns out, as ATen's do
 using Signbit = at::Tensor(const at::Tensor&);
 const c10::DispatchKeySet kCpuOnly(c10::DispatchKey::CPU);
 
