@@ -192,9 +192,9 @@ OPERANDS = {
     "channels_last": "x and the count (n / 64Ki, 64, 32, 32), both channels_last",
     "channels_last_per_channel": "x (n / 64Ki, 64, 32, 32) channels_last, a count of shape (64, 1, 1)",
 }
-# The layouts PyTorch users meet beyond contiguous operands of one shape.
-LAYOUTS = ["count_rows", "count_cols", "count_0d", "x_expanded", "x_transposed", "x_sliced", "strided",
-           "channels_last", "channels_last_per_channel"]
+# The layouts PyTorch users meet beyond contiguous operands of one shape (targets.py's rows
+# set on layouts are the same: every kind but its PLAIN_OPERANDS).
+LAYOUTS = [name for name in OPERANDS if name not in targets.PLAIN_OPERANDS]
 
 
 def make_operands(case: Case):
