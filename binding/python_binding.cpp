@@ -47,7 +47,7 @@ using Slots = PyObject* [kMaxParams];
 
 struct Param {
   const char* name;
-  const char* default_value;  // as Python source, for the text signature; nullptr: required
+  const char* default_value = nullptr;  // as Python source, for the text signature; nullptr: required
 };
 
 struct Function {
@@ -59,8 +59,8 @@ struct Function {
   // parameter names as interned str, the text signature.
   PyObject* twin = nullptr;
   PyObject* called = nullptr;
-  std::vector<PyObject*> interned;
-  std::string doc;
+  std::vector<PyObject*> interned{};
+  std::string doc{};
   PyMethodDef def{};
 };
 
@@ -386,7 +386,7 @@ PyMethodDef module_methods[] = {
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "torchops._binding",
                           "Compiled entries of torchops's typed API (see torchops/_fastpath.py).", -1,
-                          module_methods};
+                          module_methods, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace
 }  // namespace torchops::binding

@@ -40,6 +40,7 @@ TORCH_LIBRARY(torchops, m) {
 
   // The kernel level (csrc/dispatch/), as ops so that Python and C++ reach it alike.
   m.def("_cpu_capability() -> str", &torchops::cpu_capability);
+  m.def("_cpu_capabilities() -> str[]", &torchops::cpu_capabilities);
   m.def("_supported_cpu_capabilities() -> str[]", &torchops::supported_cpu_capabilities);
   m.def("_set_cpu_capability(str capability) -> ()",
         [](c10::string_view capability) { torchops::set_cpu_capability(std::string(capability)); });

@@ -1,6 +1,7 @@
 """The kernel level: detection, TORCHOPS_CPU_CAPABILITY, the in-process switch, and
-refusals that name the bad value and the levels this CPU supports."""
+refusals that name the bad value, the architecture's levels and the levels this CPU supports."""
 import os
+import platform
 import subprocess
 import sys
 
@@ -9,8 +10,11 @@ import torch
 
 import torchops
 
-LEVELS = ["default", "avx2", "avx512"]
+# Each architecture's levels, lowest first (docs/internals.md#kernel-levels).
+ARCHITECTURE_LEVELS = {"x86_64": ["default", "avx2", "avx512"], "aarch64": ["default"]}
+LEVELS = torch.ops.torchops._cpu_capabilities()
 SUPPORTED = torch.ops.torchops._supported_cpu_capabilities()
+ARCHITECTURE = {"x86_64": "x86-64"}.get(platform.machine(), platform.machine())
 
 
 def run_python(code, **env):
@@ -18,6 +22,11 @@ def run_python(code, **env):
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
         env={**os.environ, **env},
     )
+
+
+@pytest.mark.skipif(platform.machine() not in ARCHITECTURE_LEVELS, reason="an architecture without its own levels")
+def test_the_levels_are_those_of_the_architecture_running():
+    assert LEVELS == ARCHITECTURE_LEVELS[platform.machine()]
 
 
 def test_supported_levels_start_with_default_and_are_ordered():
@@ -46,8 +55,20 @@ def test_variable_forces_each_supported_level(level):
 def test_unknown_level_in_variable_fails_the_import_with_a_clear_message():
     result = run_python("import torchops", TORCHOPS_CPU_CAPABILITY="avx1024")
     assert result.returncode != 0
-    assert "TORCHOPS_CPU_CAPABILITY='avx1024' is not a kernel level" in result.stderr
-    assert "this CPU supports: " + ", ".join(SUPPORTED) in result.stderr
+    assert (f"TORCHOPS_CPU_CAPABILITY='avx1024' is not a kernel level on {ARCHITECTURE} "
+            f"(its levels: {', '.join(LEVELS)}); this CPU supports: {', '.join(SUPPORTED)}") in result.stderr
+
+
+# Names of the other architectures' levels (on x86-64, which has them all, a name an
+# aarch64 level could be given).
+FOREIGN_LEVELS = sorted({name for levels in ARCHITECTURE_LEVELS.values() for name in levels} - set(LEVELS)) or ["neon"]
+
+
+@pytest.mark.parametrize("level", FOREIGN_LEVELS)
+def test_a_level_of_another_architecture_is_not_a_level_here(level, restore_level):
+    with pytest.raises(ValueError, match=f"'{level}' is not a kernel level on {ARCHITECTURE} "
+                                         rf"\(its levels: {', '.join(LEVELS)}\)"):
+        torch.ops.torchops._set_cpu_capability(level)
 
 
 @pytest.mark.skipif(SUPPORTED == LEVELS, reason="this CPU runs every level")
@@ -62,7 +83,7 @@ def test_switch_in_process_and_refusals(restore_level):
     for level in SUPPORTED:
         torch.ops.torchops._set_cpu_capability(level)
         assert torchops.cpu_capability() == level
-    with pytest.raises(ValueError, match=r"'AVX2' is not a kernel level .*this CPU supports: default"):
+    with pytest.raises(ValueError, match=r"'AVX2' is not a kernel level on .*; this CPU supports: default"):
         torch.ops.torchops._set_cpu_capability("AVX2")
     assert torchops.cpu_capability() == SUPPORTED[-1]  # unchanged by the refusal
 

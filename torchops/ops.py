@@ -324,10 +324,12 @@ def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
 
 
 def cpu_capability() -> str:
-    """The kernel level in use: ``"default"`` (portable C++), ``"avx2"`` or ``"avx512"``.
+    """The kernel level in use: ``"default"`` (portable C++, compiled for the architecture's
+    baseline: NEON on aarch64), or on x86-64 ``"avx2"`` or ``"avx512"``.
 
-    Chosen at load from what the CPU supports; ``TORCHOPS_CPU_CAPABILITY=default|avx2|avx512``
-    forces a level (an unknown name, or a level this CPU cannot run, is an error).
+    Chosen at load from what the CPU supports; ``TORCHOPS_CPU_CAPABILITY=<level>`` forces a
+    level (a name that is not a level of this architecture, or a level this CPU cannot run,
+    is an error).
     """
     return torch.ops.torchops._cpu_capability()
 

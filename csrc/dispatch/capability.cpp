@@ -18,14 +18,22 @@ struct Level {
   const KernelTable* table;
 };
 
-// Lowest first; the index is the level stored in `current_level`.
+// The levels of the architecture this library is built for, lowest first; the index is the
+// level stored in `current_level`. "default" is the portable code compiled for the
+// architecture's baseline: on aarch64 that includes NEON, which GCC uses for its loops.
 #if defined(__x86_64__)
+constexpr char kArchitecture[] = "x86-64";
 const Level kLevels[] = {
     {"default", &default_isa::kernel_table},
     {"avx2", &avx2::kernel_table},
     {"avx512", &avx512::kernel_table},
 };
 #else
+#if defined(__aarch64__)
+constexpr char kArchitecture[] = "aarch64";
+#else
+constexpr char kArchitecture[] = "this architecture";
+#endif
 const Level kLevels[] = {{"default", &default_isa::kernel_table}};
 #endif
 constexpr int kNumLevels = sizeof(kLevels) / sizeof(kLevels[0]);
@@ -64,9 +72,16 @@ int best_level() {
   return best;
 }
 
-std::string supported_list() {
+// The names of the lowest `count` levels.
+std::vector<std::string> names_of_levels(int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.emplace_back(kLevels[i].name);
+  return names;
+}
+
+std::string comma_list(const std::vector<std::string>& names) {
   std::string list;
-  for (int i = 0; i <= best_level(); ++i) list += (i ? ", " : "") + std::string(kLevels[i].name);
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
   return list;
 }
 
@@ -74,12 +89,14 @@ int level_from_name(const std::string& name, const char* source) {
   for (int i = 0; i < kNumLevels; ++i) {
     if (name == kLevels[i].name) {
       TORCH_CHECK_VALUE(i <= best_level(), "torchops: ", source, "'", name,
-                        "' is a level this CPU cannot run; this CPU supports: ", supported_list());
+                        "' is a level this CPU cannot run; this CPU supports: ",
+                        comma_list(supported_cpu_capabilities()));
       return i;
     }
   }
-  TORCH_CHECK_VALUE(false, "torchops: ", source, "'", name,
-                    "' is not a kernel level (default, avx2, avx512); this CPU supports: ", supported_list());
+  TORCH_CHECK_VALUE(false, "torchops: ", source, "'", name, "' is not a kernel level on ", kArchitecture,
+                    " (its levels: ", comma_list(cpu_capabilities()), "); this CPU supports: ",
+                    comma_list(supported_cpu_capabilities()));
 }
 
 // -1 until first use. A bad TORCHOPS_CPU_CAPABILITY throws from every call until fixed,
@@ -107,10 +124,12 @@ std::string cpu_capability() {
   return kLevels[level_in_use()].name;
 }
 
+std::vector<std::string> cpu_capabilities() {
+  return names_of_levels(kNumLevels);
+}
+
 std::vector<std::string> supported_cpu_capabilities() {
-  std::vector<std::string> names;
-  for (int i = 0; i <= best_level(); ++i) names.emplace_back(kLevels[i].name);
-  return names;
+  return names_of_levels(best_level() + 1);
 }
 
 void set_cpu_capability(const std::string& name) {

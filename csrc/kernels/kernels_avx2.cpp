@@ -25,6 +25,10 @@ constexpr int64_t kVecBytes = 32;
 inline Vec load(const char* p) { return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p)); }
 inline void store(char* p, Vec v) { _mm256_storeu_si256(reinterpret_cast<Vec*>(p), v); }
 inline void stream(char* p, Vec v) { _mm256_stream_si256(reinterpret_cast<Vec*>(p), v); }
+inline void fence_streaming_stores() { _mm_sfence(); }
+// The shifts by one count (vpsllw/d/q and kin) read it from the low 64 bits of an XMM register.
+using Count = __m128i;
+inline Count count_of(unsigned c) { return _mm_cvtsi32_si128(static_cast<int>(c)); }
 inline Vec bytes_of(uint8_t b) { return _mm256_set1_epi8(static_cast<char>(b)); }
 
 // ---- Shifts by a count per lane -------------------------------------------------------
@@ -103,7 +107,7 @@ inline Vec shift_vec(Vec x, Vec c) {
 
 // ---- Shifts by one count for every lane (in range: settled by the caller) --------------
 template <int Width, ShiftOp Op>
-inline Vec shift_vec_by_scalar(Vec x, __m128i count, Vec byte_mask) {
+inline Vec shift_vec_by_scalar(Vec x, Count count, Vec byte_mask) {
   const auto logical = [&](Vec v) {
     if constexpr (Width == 1) return _mm256_and_si256(_mm256_srl_epi16(v, count), byte_mask);
     if constexpr (Width == 2) return _mm256_srl_epi16(v, count);

@@ -29,6 +29,10 @@ constexpr int64_t kVecBytes = 64;
 inline Vec load(const char* p) { return _mm512_loadu_si512(p); }
 inline void store(char* p, Vec v) { _mm512_storeu_si512(p, v); }
 inline void stream(char* p, Vec v) { _mm512_stream_si512(reinterpret_cast<Vec*>(p), v); }
+inline void fence_streaming_stores() { _mm_sfence(); }
+// The shifts by one count (vpsllw/d/q and kin) read it from the low 64 bits of an XMM register.
+using Count = __m128i;
+inline Count count_of(unsigned c) { return _mm_cvtsi32_si128(static_cast<int>(c)); }
 inline Vec bytes_of(uint8_t b) { return _mm512_set1_epi8(static_cast<char>(b)); }
 
 // ---- Shifts by a count per lane -------------------------------------------------------
@@ -78,7 +82,7 @@ inline Vec shift_vec(Vec x, Vec c) {
 
 // ---- Shifts by one count for every lane (in range: settled by the caller) --------------
 template <int Width, ShiftOp Op>
-inline Vec shift_vec_by_scalar(Vec x, __m128i count, Vec byte_mask) {
+inline Vec shift_vec_by_scalar(Vec x, Count count, Vec byte_mask) {
   if constexpr (Op == ShiftOp::Left) {
     // 8-bit lanes shift as 16-bit ones; the mask clears the bits that crossed into a neighbour.
     if constexpr (Width == 1) return _mm512_and_si512(_mm512_sll_epi16(x, count), byte_mask);

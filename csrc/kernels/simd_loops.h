@@ -1,9 +1,15 @@
 // The loops and the width / op dispatch shared by the SIMD levels. Included inside an ISA
-// namespace (after kernels_impl.h), once that namespace has defined Vec, kVecBytes, load,
-// store, stream (a non-temporal store to an aligned address), bytes_of,
-// shift_vec<Width, Op>(x, count) and
-// shift_vec_by_scalar<Width, Op>(x, count, byte_mask); each level thus gets its own copy,
-// compiled for its ISA. Includes nothing itself.
+// namespace (after kernels_impl.h), once that namespace has defined these hooks:
+//   Vec, kVecBytes                 the vector type and its size
+//   load, store                    unaligned vector loads and stores
+//   stream, fence_streaming_stores a non-temporal store to an aligned address, and what
+//                                  orders those stores before the ones that follow
+//   bytes_of(b)                    a vector of bytes b
+//   Count, count_of(c)             one shift count, as the level's shift-by-one-count takes it
+//   shift_vec<Width, Op>(x, count)                       a count per lane
+//   shift_vec_by_scalar<Width, Op>(x, count, byte_mask)  one Count for every lane
+// Each level thus gets its own copy, compiled for its ISA, and nothing here names one ISA's
+// instructions. Includes nothing itself.
 
 // Drives a vector step over n elements: step(a, b, out) handles `per_step` elements of
 // `in_width` bytes from a (and b, when given) and writes `per_step` results of `out_width`
@@ -65,7 +71,7 @@ inline void split_for_streaming(bool streaming, const void* out, int64_t width, 
   const int64_t body = (n - head) / per_step * per_step;
   loop(std::false_type{}, 0, head);
   loop(std::true_type{}, head, body);
-  _mm_sfence();
+  fence_streaming_stores();
   loop(std::false_type{}, head + body, n - head - body);
 }
 
@@ -86,7 +92,7 @@ void shift_tensor_count(const void* x, const void* count, void* out, const Rows&
 
 template <int Width, ShiftOp Op>
 void shift_scalar_count(const void* x, unsigned c, void* out, const Rows& rows, bool streaming) {
-  const __m128i count = _mm_cvtsi32_si128(static_cast<int>(c));
+  const Count count = count_of(c);
   // 8-bit lanes shift as 16-bit ones; byte_mask clears the bits that crossed into a
   // neighbour. Only they use it (and only their count is below 8, so 0xff << c is defined).
   uint8_t kept_bits = 0xff;
