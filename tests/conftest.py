@@ -354,9 +354,12 @@ def call_path(request):
 # them (headers, the dispatcher, the binding, PyTorch's Python layers), which every level
 # and every parametrization shares. So each test runs at the best kernel level only, and
 # of a test function with more than SAMPLED_BEYOND parametrizations, one in SAMPLED_ONE_IN
-# runs (chosen by a hash of its id: the same ones every run).
+# runs (chosen by a hash of its id: the same ones every run). The emulated aarch64 run
+# (scripts/aarch64.sh), where a test takes tens of times longer, samples harder through
+# TORCHOPS_TEST_SAMPLED_BEYOND and TORCHOPS_TEST_SAMPLED_ONE_IN.
 SAMPLED = os.environ.get("TORCHOPS_TEST_SAMPLED", "0") == "1"
-SAMPLED_BEYOND, SAMPLED_ONE_IN = 40, 4
+SAMPLED_BEYOND = int(os.environ.get("TORCHOPS_TEST_SAMPLED_BEYOND", "40"))
+SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "4"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -200,6 +200,15 @@ def test_the_vectorized_model_is_the_scalar_one():
         for direction, arithmetic in OPERATIONS:
             got = model.shift_model_arrays(xs, cs, dtype, direction, arithmetic).tolist()
             assert got == model.shift_model(xs.tolist(), cs.tolist(), dtype, direction, arithmetic), (dtype, direction)
+    # 16 bits (the every-value sweeps of test_bitshift.py): every 257th value, every count
+    # class (in range, the edges, negative, beyond the width).
+    for dtype in (torch.int16, torch.uint16):
+        xs = torch.arange(-2**15, 2**15, 257, dtype=torch.int32).to(torch.int16).view(dtype).numpy()[:, None]
+        cs = np.array([model.wrap(c, dtype) for c in (-17, -1, 0, 1, 7, 8, 15, 16, 17, 127, 1000)])
+        cs = cs.astype(xs.dtype)[None, :]
+        for direction, arithmetic in OPERATIONS:
+            got = model.shift_model_arrays(xs, cs, dtype, direction, arithmetic).tolist()
+            assert got == model.shift_model(xs.tolist(), cs.tolist(), dtype, direction, arithmetic), (dtype, direction)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
