@@ -10,7 +10,7 @@ import torch
 
 import torchops
 
-# Each architecture's levels, lowest first (docs/internals.md#kernel-levels).
+# Each architecture's levels, lowest first (docs/internals.md#adding-a-kernel-level).
 ARCHITECTURE_LEVELS = {"x86_64": ["default", "avx2", "avx512"], "aarch64": ["default"]}
 LEVELS = torch.ops.torchops._cpu_capabilities()
 SUPPORTED = torch.ops.torchops._supported_cpu_capabilities()
