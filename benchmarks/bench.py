@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench.py [--quick] [--out-dir DIR] [--baseline OLD/results.json]
     (DIR: benchmarks/results, or .../results/quick)
+    .venv/bin/python benchmarks/bench.py --device cuda [--quick]   (on a GPU: device.py)
 
 Every case runs torchops and its peers in one process, alternating between them inside each
 repetition, each writing into its own preallocated output (out=):
@@ -657,6 +658,8 @@ def main() -> None:
     parser.add_argument("--out-dir", help="default: benchmarks/results (--quick: benchmarks/results/quick, "
                                           "so a demo run does not overwrite the full results)")
     parser.add_argument("--baseline", help="an earlier run's results.json: every case in both is compared")
+    parser.add_argument("--device", choices=["cuda", "xpu"],
+                        help="measure on that GPU instead (device.py): against PyTorch's builtins there")
     parser.add_argument("--report-only", action="store_true",
                         help="measure nothing: rewrite results.md and the plot from --out-dir's results.json "
                              "(after a change to the targets)")
@@ -667,6 +670,10 @@ def main() -> None:
     if args.report_only:
         report_again(args.out_dir, args.baseline)
         return
+    if args.device:
+        import device
+
+        sys.exit(device.run(args.device, args.quick))
 
     start = time.time()
     load_at_start = os.getloadavg()[0]

@@ -21,7 +21,7 @@ MEMORY_BOUND = 0.9  # a row at this fraction of the bandwidth reference runs at 
 
 @dataclass(frozen=True)
 class Target:
-    benchmark: str  # whose rows: "bench", "compiled" or "call_cost"
+    benchmark: str  # whose rows: "bench", "compiled", "call_cost" or "device" (bench.py --device)
     title: str
     selects: Callable[[dict], bool]  # the rows the target is set on
     ratio: str  # the row's ratio compared with the threshold
@@ -78,6 +78,11 @@ TARGETS = [
            lambda r: r["size"] >= M, "x_eager", 2.0),
     Target("compiled", "the generated code of every compiled torchops case is fused (no torch.ops.torchops call)",
            lambda r: True, "fused", 1.0),
+    # bench.py --device cuda (device.py): measured only on a machine with that device
+    Target("device", "on the device: every shift and signbit case >= 1.0x PyTorch's builtin on it from 1M elements",
+           lambda r: r["size"] >= M, "x_torch", 1.0),
+    Target("device", "on the device: 256M elements at >= 90% of the bandwidth reference",
+           lambda r: r["size"] >= 256 * M, "x_bandwidth", MEMORY_BOUND),
 ]
 
 

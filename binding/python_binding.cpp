@@ -72,8 +72,8 @@ bool no_torch_function_handling() {
   return !at::impl::torch_function_mode_enabled() && !at::impl::PythonTorchFunctionTLS::peek_skip_next();
 }
 
-// A torch.Tensor, not a subclass, of the strided layout: the dispatcher refuses a sparse
-// tensor with a NotImplementedError, which the twin says as a TypeError naming the argument.
+// A torch.Tensor, not a subclass, of the strided layout: another layout (sparse) reaches
+// the op's device-generic kernel, which refuses it; the twin says that error as its own.
 bool plain_tensor(PyObject* object) {
   return THPVariable_CheckExact(object) && THPVariable_Unpack(object).layout() == c10::kStrided;
 }

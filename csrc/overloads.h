@@ -59,16 +59,41 @@ enum class Kind { functional, out, inplace };
   X(signbit, Signbit, functional, "signbit", "", "signbit(Tensor x) -> Tensor")                                    \
   X(signbit_out, SignbitOut, out, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
 
+// The loops behind the device-generic entries (csrc/ops/composite.cpp), as private ops:
+// each writes an `out` that the entry has checked and allocated (of the result's dtype and
+// shape) from operands of any dtype the op takes, strides and broadcasting included. Their
+// kernel is the composite one, made of ATen ops, on every backend that has no kernel of its
+// own; torchops/_triton.py registers Triton ones for CUDA and XPU. `op` is a ShiftOp
+// (csrc/kernels/kernels.h); a scalar count is in [0, 64] (the entry clamps it: any count of
+// 64 or more is out of range for every dtype).
+// X(handle, Signature, name, schema)
+using BitshiftLoop = void(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op);
+using BitshiftScalarLoop = void(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op);
+using SignbitLoop = void(at::Tensor& out, const at::Tensor& x);
+#define TORCHOPS_FOR_EACH_LOOP(X)                                                                     \
+  X(bitshift_loop, BitshiftLoop, "_bitshift_loop",                                                   \
+    "_bitshift_loop(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")                                \
+  X(bitshift_scalar_loop, BitshiftScalarLoop, "_bitshift_scalar_loop",                               \
+    "_bitshift_scalar_loop(Tensor(a!) out, Tensor x, int count, int op) -> ()")                        \
+  X(signbit_loop, SignbitLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")
+
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)
 
-#define TORCHOPS_OP_HANDLE(function, Signature, kind, name, overload, schema)                    \
+#define TORCHOPS_OP_HANDLE_OF(function, Signature, name, overload)                               \
   inline const c10::TypedOperatorHandle<Signature>& function() {                              \
     static const auto handle = detail::find<Signature>("torchops::" name, overload);          \
     return handle;                                                                            \
   }
+#define TORCHOPS_OP_HANDLE(function, Signature, kind, name, overload, schema) \
+  TORCHOPS_OP_HANDLE_OF(function, Signature, name, overload)
 TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_OP_HANDLE)
 #undef TORCHOPS_OP_HANDLE
+
+#define TORCHOPS_LOOP_HANDLE(function, Signature, name, schema) \
+  TORCHOPS_OP_HANDLE_OF(function, Signature, name, "")
+TORCHOPS_FOR_EACH_LOOP(TORCHOPS_LOOP_HANDLE)
+#undef TORCHOPS_LOOP_HANDLE
 
 // The tensor a writing overload writes, as its handle takes it (ATen's at::Tensor&) from a
 // caller that holds a const reference. The constness of an at::Tensor is that of the handle,

@@ -110,13 +110,16 @@ main() {
   fi
 
   # ---- the emulated system: Debian's arm64 Python ------------------------------------
-  if [ ! -x "$sysroot/usr/bin/python3.11" ]; then
+  # libubsan1: the runtime of what the cross compiler builds with -fsanitize=undefined
+  # (test_inductor's test_generated_code_has_no_undefined_behaviour); a sysroot made
+  # without it is made again.
+  if [ ! -x "$sysroot/usr/bin/python3.11" ] || [ ! -e "$sysroot/usr/lib/aarch64-linux-gnu/libubsan.so.1" ]; then
     echo "Making $sysroot (Debian's arm64 Python 3.11)..."
     rm -rf "$sysroot"
     # --foreign: only download and unpack (the second stage would run arm64 programs).
     # The first stage unpacks the base system; the packages asked for it leaves in apt's
     # cache, so they are unpacked here.
-    debootstrap --foreign --arch=arm64 --variant=minbase --include=python3.11,libpython3.11-dev,libgomp1 \
+    debootstrap --foreign --arch=arm64 --variant=minbase --include=python3.11,libpython3.11-dev,libgomp1,libubsan1 \
       bookworm "$sysroot" http://deb.debian.org/debian >"$base/debootstrap.log" 2>&1 \
       || { tail -n 20 "$base/debootstrap.log" >&2; echo "aarch64.sh: debootstrap failed" >&2; exit 1; }
     for deb in "$sysroot"/var/cache/apt/archives/*.deb; do dpkg -x "$deb" "$sysroot"; done
@@ -124,8 +127,8 @@ main() {
     # aarch64 /proc/cpuinfo they read the host's x86 one, and cpuinfo (in torch) crashes
     # parsing it. This one describes the CPU emulated (a Neoverse N1), once per host CPU.
     mkdir -p "$sysroot/proc"
-    for ((cpu = 0; cpu < $(nproc); cpu++)); do
-      printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n' "$cpu"
+    for ((processor = 0; processor < $(nproc); processor++)); do
+      printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n' "$processor"
     done >"$sysroot/proc/cpuinfo"
     # Debian's pyconfig.h includes <aarch64-linux-gnu/python3.11/pyconfig.h>: a folder that
     # holds only that, for the cross compiler (the sysroot's whole include folder would put

@@ -307,6 +307,13 @@ import torchops  # noqa: E402,F401
 
 CPU_CAPABILITIES = list(torch.ops.torchops._supported_cpu_capabilities())
 
+# TORCHOPS_CPU_KERNELS=composite or =triton sends CPU tensors to the path of other devices
+# (csrc/ops/composite.cpp, torchops/_triton.py): the level is then that path's name, and a
+# test of the compiled levels' own machinery does not apply.
+OTHER_DEVICES_PATH = CPU_CAPABILITIES[0] if CPU_CAPABILITIES[0] in ("composite", "triton") else None
+only_compiled_levels = pytest.mark.skipif(
+    OTHER_DEVICES_PATH is not None, reason=f"CPU tensors take the {OTHER_DEVICES_PATH} kernels (TORCHOPS_CPU_KERNELS)")
+
 # Every overload, as "torchops.<op>.<overload>" (str of an OpOverload), from the registered
 # library; test_torch_integration.test_schemas_are_the_contract holds the schemas to the docs.
 from torchops._contract import OVERLOADS  # noqa: E402

@@ -20,7 +20,7 @@ from conftest import (
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 operations = pytest.mark.parametrize("direction, arithmetic", OPERATIONS, ids=OPERATION_IDS)
 all_int_dtypes = pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)

@@ -15,7 +15,7 @@ from conftest import (
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 
 def check_error(call, tensors, exception, *patterns):

@@ -31,7 +31,7 @@ import model
 from conftest import INT_DTYPES, as_bits, dtype_id, make_tensor
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 ops = torch.ops.torchops
 
@@ -329,7 +329,8 @@ CATALOGUE = [
     ("signbit_numpy_array", lambda t: torchops.signbit(np.array([-1.0])), TypeError, named(SIGNBIT, X, "ndarray")),
     ("signbit_numpy_array_ops", lambda t: ops.signbit(np.array([-1.0])), (TypeError, RuntimeError),
      named(r"\bx\b", "Tensor")),
-    # other layouts than strided: the dispatcher has no kernel; the typed API names the argument
+    # other layouts than strided: the device-generic kernel, which every backend key without a
+    # kernel of its own reaches (sparse ones too), refuses them, naming the argument
     ("x_sparse", lambda t: torchops.bitshift(t.keep(t(I8).to_sparse()), 1, "LEFT"), TypeError,
      named(OP, X, "strided", "sparse_coo")),
     ("y_sparse_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), t.keep(t(I8).to_sparse())), TypeError,
@@ -338,8 +339,10 @@ CATALOGUE = [
      TypeError, named(RIGHT, OUT, "strided", "sparse_coo")),
     ("signbit_sparse", lambda t: torchops.signbit(t.keep(t(F32).to_sparse())), TypeError,
      named(SIGNBIT, X, "strided", "sparse_coo")),
-    ("x_sparse_ops", lambda t: ops.bitshift(t.keep(t(I8).to_sparse()), 1, "LEFT"), NotImplementedError,
-     named("torchops::bitshift", "(?i:sparse)")),
+    ("x_sparse_ops", lambda t: ops.bitshift(t.keep(t(I8).to_sparse()), 1, "LEFT"), TypeError,
+     named(OP, X, "strided", "sparse_coo")),
+    ("out_sparse_ops", lambda t: ops.signbit.out(t(F32), out=t.keep(torch.zeros(3, dtype=torch.bool).to_sparse())),
+     TypeError, named(SIGNBIT, OUT, "strided", "sparse_coo")),
 
     # --- counts beyond what c10::Scalar holds, [-2^63, 2^64), through torch.ops (section 4.2)
     ("ops_count_2_64", lambda t: ops.bitshift(t(U64), 2**64, "LEFT"), OverflowError, named(OVERFLOW)),

@@ -627,7 +627,8 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
     purpose (PyTorch defines them to wrap), and Inductor writes them as C++ signed
     multiplications, which UBSan rightly reports; that is PyTorch's code, not torchops's."""
     compiler = tmp_path / "g++-ubsan"
-    compiler.write_text('#!/bin/sh\nexec g++ "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
+    # $CXX where it is set: the cross compiler under the emulated aarch64 run (scripts/aarch64.sh).
+    compiler.write_text('#!/bin/sh\nexec "${CXX:-g++}" "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
     compiler.chmod(0o755)
     env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
     selection = "scalar and (tensor_and_0d or python_int or signbit or in_place)"
@@ -635,7 +636,8 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
         env=env, capture_output=True, text=True, timeout=1800,
     )
-    output = completed.stdout[-5000:] + completed.stderr[-5000:]
-    assert completed.returncode == 0, output
+    # Without Inductor's DEBUG log lines, which would fill the message.
+    output = "\n".join(line for line in (completed.stdout + completed.stderr).splitlines() if " DEBUG " not in line)
+    assert completed.returncode == 0, output[-5000:]
     assert "runtime error" not in output
     assert " passed" in completed.stdout

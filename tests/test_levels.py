@@ -12,8 +12,10 @@ import model
 import torchops
 from conftest import (
     FLOAT_DTYPES, FLOAT_FORMATS, INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, interesting_counts,
-    interesting_values, make_tensor, random_counts, random_values,
+    interesting_values, make_tensor, only_compiled_levels, random_counts, random_values,
 )
+
+pytestmark = pytest.mark.kernels
 
 WIDTHS = [8, 16, 32, 64]
 SIZES = sorted({0, 1} | {s for w in WIDTHS for s in (w - 1, w, w + 1, 2 * w - 1, 2 * w + 1)})
@@ -107,6 +109,7 @@ def test_signbit_at_every_size_offset_and_stride(cpu_capability, dtype, rng):
 STREAMING_BYTES = 32 << 20  # csrc/ops/bitshift.cpp: kStreamingMinBytes
 
 
+@only_compiled_levels
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint16, torch.int32, torch.int64], ids=dtype_id)
 @pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
 def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direction, arithmetic):

@@ -24,7 +24,7 @@ from conftest import (
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 SIZES = [1, 7, 65, 300]
 APIS = ["bitshift", "paddle", "ops"]

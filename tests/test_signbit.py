@@ -17,7 +17,7 @@ from conftest import (
 )
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 float_dtypes = pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
 

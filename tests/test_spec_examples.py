@@ -13,7 +13,7 @@ import model
 from conftest import APIS, dtype_id, make_tensor, shift
 
 # Every test runs on both call paths of the typed API (conftest.call_path).
-pytestmark = pytest.mark.usefixtures("call_path")
+pytestmark = [pytest.mark.usefixtures("call_path"), pytest.mark.kernels]
 
 # ONNX BitShift v28 examples: (name, dtype, direction, x, y, z)
 ONNX_EXAMPLES = [

@@ -372,17 +372,27 @@ def test_export_of_the_typed_api_with_dynamic_rows_saves_and_loads(tmp_path):
         assert_same_tensors(loaded(*inputs), TypedApiModule()(*inputs))
 
 
-def test_without_import_torchops_a_fake_call_names_the_module_to_import():
-    # The library loaded alone (as a program that only loads the .so would): PyTorch's error
-    # for the missing fake kernel names torchops._fake (set_python_module in registration.cpp).
+def test_without_import_torchops_meta_tensors_take_the_device_generic_kernels():
+    # The library loaded alone (as a C++ program loads it): the meta device, like every
+    # backend without a kernel of its own, gets the device-generic kernels, with the layout
+    # and the errors of the CPU kernels, before torchops._fake replaces them.
     code = (
         "import torch\n"
         f"torch.ops.load_library({torchops.library_path()!r})\n"
-        "x = torch.ones(3, dtype=torch.int8, device='meta')\n"
-        "torch.ops.torchops.bitshift(x, x, 'LEFT')\n"
+        "x = torch.ones(4, 3, dtype=torch.int8, device='meta').t()\n"
+        "out = torch.ops.torchops.bitshift(x, torch.ones(3, 1, dtype=torch.int16, device='meta'), 'LEFT')\n"
+        "print(out.device, out.dtype, tuple(out.shape), out.stride())\n"
+        "try:\n"
+        "    torch.ops.torchops.signbit(torch.ones(2, dtype=torch.complex64, device='meta'))\n"
+        "except TypeError as error:\n"
+        "    print(error)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert result.returncode != 0 and "import the 'torchops._fake' Python module" in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "meta torch.int16 (3, 4) (1, 3)",
+        "torchops.signbit: x must be a float16, bfloat16, float32, float64, integer or bool tensor, got complex64",
+    ]
 
 
 def _random_layout(rng, shape, dtype):

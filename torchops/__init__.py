@@ -12,9 +12,19 @@ import torch
 from torchops import _library
 
 _library_path = _library.load()
-# Choose the kernel level now, so that a bad TORCHOPS_CPU_CAPABILITY fails the import
-# with its message instead of the first op call.
-torch.ops.torchops._cpu_capability()
+# Choose the kernel level now, so that a bad TORCHOPS_CPU_CAPABILITY (or
+# TORCHOPS_CPU_KERNELS) fails the import with its message instead of the first op call.
+_cpu_kernels = torch.ops.torchops._cpu_capability()
+
+from torchops import _triton  # noqa: E402
+
+# The Triton loops for CUDA and XPU (Triton itself is imported on their first call), and
+# for CPU tensors under TORCHOPS_CPU_KERNELS=triton.
+if _cpu_kernels == "triton" and not _triton.available():
+    raise ImportError("torchops: TORCHOPS_CPU_KERNELS=triton runs the Triton kernels on CPU tensors, but Triton is "
+                      "not installed (torch's CUDA wheels bring it; `pip install triton` otherwise)")
+if _triton.available():
+    _triton.register(cpu=_cpu_kernels == "triton")
 
 from torchops import _fake  # noqa: E402,F401  (registers the fake kernels)
 from torchops import _sharding  # noqa: E402,F401  (DTensor sharding rules, once torch.distributed.tensor loads)

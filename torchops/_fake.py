@@ -43,8 +43,8 @@ def _check_direction(op: str, direction: str) -> None:
 
 
 def _check_device(op: str, x: Tensor, **others: Tensor) -> None:
-    # Fake-only: a meta tensor beside CPU ones dispatches here (Meta outranks CPU), where
-    # nothing else would notice; the C++ kernels only ever see CPU tensors.
+    # A meta tensor beside CPU ones dispatches here (Meta outranks CPU); the device-generic
+    # kernels (csrc/ops/composite.cpp) say the same of a CUDA tensor beside a CPU one.
     for name, tensor in others.items():
         torch._check(
             tensor.device == x.device,

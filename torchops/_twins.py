@@ -35,10 +35,9 @@ def _make_twins() -> dict:
     from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
 
     # The builtins the twins call, as locals too.
-    isinstance, bool, int, len, str, type, zip = (
-        builtins.isinstance, builtins.bool, builtins.int, builtins.len, builtins.str, builtins.type, builtins.zip)
-    Exception, NotImplementedError, TypeError, ValueError = (
-        builtins.Exception, builtins.NotImplementedError, builtins.TypeError, builtins.ValueError)
+    isinstance, bool, int, len, str, type = (
+        builtins.isinstance, builtins.bool, builtins.int, builtins.len, builtins.str, builtins.type)
+    Exception, TypeError, ValueError = builtins.Exception, builtins.TypeError, builtins.ValueError
     _ops = torch.ops.torchops
 
     # Any count below 0 or at least 64 is out of range for every dtype (the widest has 64
@@ -62,16 +61,10 @@ def _make_twins() -> dict:
     def _call_op(called: str, op, *args, **kwargs):
         """op(*args, **kwargs), its errors said as `called`, the function the user called: a
         message that names the op (``torchops.bitshift: ...``) names `called` instead, keeping
-        its type; the dispatcher's NotImplementedError for a tensor of another layout than
-        strided (sparse, say) becomes a TypeError naming `called` and the argument."""
+        its type."""
         try:
             return op(*args, **kwargs)
         except Exception as error:
-            if isinstance(error, NotImplementedError):
-                # Read .layout only now: reading it first would preempt a subclass that runs the op.
-                for arg, value in [*zip(("x", "y"), args[:2]), ("out", kwargs.get("out"))]:
-                    if isinstance(value, Tensor) and value.layout != torch.strided:
-                        raise TypeError(f"{called}: {arg} must be a strided (dense) tensor, got {value.layout}") from None
             say_as(called, error)
             raise
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -99,6 +100,39 @@ int level_from_name(const std::string& name, const char* source) {
                     comma_list(supported_cpu_capabilities()));
 }
 
+// TORCHOPS_CPU_KERNELS as it was when the library loaded, and what it asks for (nullopt: a
+// value that is not a choice, refused by every level query, as a bad
+// TORCHOPS_CPU_CAPABILITY is; the CPU kernels stay registered meanwhile).
+const std::optional<std::string>& cpu_kernels_setting() {
+  static const std::optional<std::string> setting = []() -> std::optional<std::string> {
+    const char* value = std::getenv("TORCHOPS_CPU_KERNELS");
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  }();
+  return setting;
+}
+
+std::optional<CpuKernels> parse_cpu_kernels() {
+  const std::optional<std::string>& setting = cpu_kernels_setting();
+  if (!setting) return CpuKernels::levels;  // unset (an empty value is not a choice either)
+  if (*setting == "composite") return CpuKernels::composite;
+  if (*setting == "triton") return CpuKernels::triton;
+  return std::nullopt;
+}
+
+// The level name that stands for the kernels CPU tensors take when they are not the
+// compiled levels ("composite", "triton"), or nullptr.
+const char* other_path() {
+  const std::optional<CpuKernels> kernels = parse_cpu_kernels();
+  TORCH_CHECK_VALUE(kernels.has_value(), "torchops: TORCHOPS_CPU_KERNELS='", cpu_kernels_setting().value_or(""),
+                    "' is not a choice of CPU kernels (choices: composite, triton; unset for the compiled levels)");
+  switch (*kernels) {
+    case CpuKernels::composite: return "composite";
+    case CpuKernels::triton: return "triton";
+    default: return nullptr;
+  }
+}
+
 // -1 until first use. A bad TORCHOPS_CPU_CAPABILITY throws from every call until fixed,
 // rather than being ignored.
 std::atomic<int> current_level{-1};
@@ -116,11 +150,16 @@ int level_in_use() {
 
 }  // namespace
 
+CpuKernels cpu_kernels() {
+  return parse_cpu_kernels().value_or(CpuKernels::levels);
+}
+
 const KernelTable& active_kernels() {
   return *kLevels[level_in_use()].table;
 }
 
 std::string cpu_capability() {
+  if (const char* path = other_path()) return path;
   return kLevels[level_in_use()].name;
 }
 
@@ -129,10 +168,16 @@ std::vector<std::string> cpu_capabilities() {
 }
 
 std::vector<std::string> supported_cpu_capabilities() {
+  if (const char* path = other_path()) return {path};
   return names_of_levels(best_level() + 1);
 }
 
 void set_cpu_capability(const std::string& name) {
+  if (const char* path = other_path()) {
+    TORCH_CHECK_VALUE(name == path, "torchops: '", name, "' is not the kernel level of this process: ",
+                      "TORCHOPS_CPU_KERNELS=", path, " sends every CPU call to the ", path, " kernels");
+    return;
+  }
   current_level.store(level_from_name(name, ""), std::memory_order_release);
 }
 

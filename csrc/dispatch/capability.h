@@ -2,6 +2,11 @@
 // code) everywhere, and on x86-64 "avx2" and "avx512". Chosen once, on first use, from what
 // this CPU (and its OS) supports, or forced with TORCHOPS_CPU_CAPABILITY=<level>; tests
 // switch it in-process with set_cpu_capability.
+//
+// TORCHOPS_CPU_KERNELS=composite or =triton (read when the library loads) sends CPU tensors
+// to the path other devices take instead (csrc/ops/composite.cpp; with triton, the Triton
+// loops that torchops/_triton.py registers, run by Triton's interpreter), so that those paths
+// are tested on a machine without a GPU; the level is then that name.
 #pragma once
 
 #include <string>
@@ -10,6 +15,10 @@
 #include "kernels/kernels.h"
 
 namespace torchops {
+
+// Which kernels CPU tensors take: the compiled levels (unset), or the other devices' path.
+enum class CpuKernels { levels, composite, triton };
+CpuKernels cpu_kernels();
 
 // The function table of the kernel level in use.
 const KernelTable& active_kernels();

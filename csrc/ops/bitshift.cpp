@@ -3,10 +3,7 @@
 // kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/ExpandUtils.h>
 #include <ATen/TensorIterator.h>
-
-#include <limits>
 
 #include "dispatch/capability.h"
 #include "ops/common.h"
@@ -16,65 +13,8 @@
 namespace torchops {
 namespace {
 
-constexpr const char* kOp = "torchops.bitshift";
-constexpr const char* kInplaceOp = "torchops.bitshift_";
-
-void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor) {
-  check_defined(op_name, arg, tensor);
-  TORCH_CHECK_TYPE(is_shift_dtype(tensor.scalar_type()), op_name, ": ", arg, " must be an integer tensor (",
-                   kShiftDtypeNames, "), got ", dtype_name(tensor.scalar_type()));
-}
-
-ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype) {
-  const bool left = direction == "LEFT" || direction == "left";
-  const bool right = direction == "RIGHT" || direction == "right";
-  TORCH_CHECK_VALUE(left || right, op_name, ": direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got '",
-                    std::string(direction), "'");
-  if (left) return ShiftOp::Left;
-  // An arithmetic right shift of an unsigned value fills with its top bit's zero-extension:
-  // zeros, i.e. the logical shift.
-  return arithmetic && at::isSignedType(dtype) ? ShiftOp::RightArithmetic : ShiftOp::RightLogical;
-}
-
-// torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
-// refuses (uint16/32/64 with another integer type) reported as a TypeError of this op that
-// says how to make the call work (torchops/_fake.py has the same words).
-at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
-  check_shift_tensor(op_name, "x", x);
-  check_shift_tensor(op_name, "y", y);
-  if (x.scalar_type() == y.scalar_type()) return x.scalar_type();  // what promotion gives, without its cost
-  try {
-    return at::result_type(x, y);
-  } catch (const c10::Error&) {
-    TORCH_CHECK_TYPE(false, op_name, ": x (", dtype_name(x.scalar_type()), ") and y (", dtype_name(y.scalar_type()),
-                     ") have no common dtype (PyTorch promotes uint16, uint32 and uint64 only with their own dtype); "
-                     "shift by y.to(torch.", dtype_name(x.scalar_type()), "), or by a Python int");
-  }
-}
-
-at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
-  try {
-    return at::infer_size_dimvector(x.sizes(), y.sizes());
-  } catch (const c10::Error& e) {
-    TORCH_CHECK(false, op_name, ": x of shape ", x.sizes(), " and y of shape ", y.sizes(),
-                " do not broadcast: ", e.what_without_backtrace());
-  }
-}
-
-void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype) {
-  check_defined(op_name, "out", out);
-  TORCH_CHECK(out.scalar_type() == result_dtype, op_name, ": out has dtype ", dtype_name(out.scalar_type()),
-              " but the result has dtype ", dtype_name(result_dtype), "; out= does not convert, pass an out of dtype ",
-              dtype_name(result_dtype));
-}
-
-// A Python-int count is taken by its value, never wrapped into x's dtype. Every negative
-// value maps to the largest uint64, so that one `count >= width` test covers both ends.
-uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
-  TORCH_CHECK_TYPE(y.isIntegral(/*includeBool=*/false), op_name, ": y must be an integer, got a ",
-                   dtype_name(y.type()), " scalar");
-  return y.isUnsigned() ? y.to<uint64_t>() : std::numeric_limits<uint64_t>::max();
-}
+constexpr const char* kOp = kBitshiftOp;
+constexpr const char* kInplaceOp = kBitshiftInplaceOp;
 
 // Streaming (non-temporal) stores write output lines without reading them first, which
 // saves a third of the memory traffic of x >> 3 (a quarter of x >> y). But they send the
@@ -269,17 +209,14 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
 at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, dtype);
-  TORCH_CHECK(dtype == x.scalar_type(), kInplaceOp, ": the result dtype ", dtype_name(dtype), " (promoted from x ",
-              dtype_name(x.scalar_type()), " and y ", dtype_name(y.scalar_type()), ") differs from x's dtype ",
-              dtype_name(x.scalar_type()), "; an in-place shift cannot change x's dtype");
+  check_inplace_dtype(dtype, x, y);
   check_writable(kInplaceOp, "x", x);
   if (direct(x, &y, &x, dtype)) {
     shift_contiguous(op, x, x, &y, 0);
     return x;
   }
   const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
-  TORCH_CHECK(x.sizes().equals(shape), kInplaceOp, ": the result has the broadcast shape ", at::IntArrayRef(shape),
-              " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
+  check_inplace_shape(shape, x);
   auto iter = tensor_count_iter(kInplaceOp, x, x, y, /*resize=*/false);
   run_rows_tensor_count(iter, op);
   return x;

@@ -1,60 +1,18 @@
-// Helpers shared by the CPU entry points: the dtypes a shift takes and their names for
-// messages, and running a contiguous kernel over one strided row of a TensorIterator loop.
+// Helpers shared by the CPU entry points: the direct path's overlap rule and running the
+// contiguous kernels over the strided rows of a TensorIterator loop (run_rows). The
+// argument checks, which every backend's entries share: csrc/ops/checks.h.
 #pragma once
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
+
+#include "ops/checks.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 namespace torchops {
-
-// "float32", "int8", ... as Python prints them, for error messages.
-inline std::string dtype_name(at::ScalarType dtype) {
-  return std::string(c10::getDtypeNames(dtype).first);
-}
-
-inline bool is_unsigned_integer(at::ScalarType dtype) {
-  return dtype == at::kByte || dtype == at::kUInt16 || dtype == at::kUInt32 || dtype == at::kUInt64;
-}
-
-// The dtypes a shift accepts: every signed and unsigned integer type, not bool (c10's
-// integral types include uint16, uint32 and uint64).
-inline bool is_shift_dtype(at::ScalarType dtype) {
-  return at::isIntegralType(dtype, /*includeBool=*/false);
-}
-// The same dtypes as the messages list them (torchops/_contract.py's SHIFT_DTYPE_NAMES for
-// the fake kernels and the typed API: the tests compare their messages with these).
-constexpr const char* kShiftDtypeNames = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
-
-// None passed for a Tensor argument through torch.ops arrives as an undefined tensor.
-inline void check_defined(const char* op_name, const char* arg, const at::Tensor& tensor) {
-  TORCH_CHECK_TYPE(tensor.defined(), op_name, ": ", arg, " must be a tensor, got None");
-}
-
-// PyTorch refuses to write an inference tensor outside torch.inference_mode(), but only
-// after the write (its version counter is bumped last). Refusing before keeps it unchanged.
-inline void check_writable(const char* op_name, const char* arg, const at::Tensor& tensor) {
-  TORCH_CHECK(!tensor.is_inference() || c10::InferenceMode::is_enabled(), op_name, ": ", arg,
-              " is an inference tensor, which cannot be written outside torch.inference_mode() (PyTorch's rule: "
-              "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
-}
-
-// Builds a TensorIterator; its own refusals (memory overlap, mostly, which PyTorch reports
-// as "unsupported operation: ...") get the op's name in front, as every other error of the
-// op has it. The exception type is kept.
-template <typename Build>
-at::TensorIterator build_iter(const char* op_name, Build&& build) {
-  try {
-    return build();
-  } catch (const c10::TypeError& e) {
-    TORCH_CHECK_TYPE(false, op_name, ": ", e.what_without_backtrace());
-  } catch (const c10::Error& e) {
-    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
-  }
-}
 
 // Whether `out` may be written by a loop that skips TensorIterator: it may share memory
 // with an input only by being it (in place, out=x), as TensorIterator allows; a partial

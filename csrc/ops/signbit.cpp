@@ -12,26 +12,7 @@
 namespace torchops {
 namespace {
 
-constexpr const char* kOp = "torchops.signbit";
-
-// IEEE floats and signed integers keep their sign in the top bit of the element.
-bool sign_in_top_bit(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
-    case at::kChar: case at::kShort: case at::kInt: case at::kLong:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void check_signbit_input(const at::Tensor& x) {
-  check_defined(kOp, "x", x);
-  const at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, kOp,
-                   ": x must be a float16, bfloat16, float32, float64, integer or bool tensor, got ",
-                   dtype_name(dtype));
-}
+constexpr const char* kOp = kSignbitOp;
 
 // PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
 at::TensorIterator signbit_iter(const at::Tensor& out, const at::Tensor& x) {
@@ -102,9 +83,7 @@ at::Tensor signbit(const at::Tensor& x) {
 
 at::Tensor& signbit_out(const at::Tensor& x, at::Tensor& out) {
   check_signbit_input(x);
-  check_defined(kOp, "out", out);
-  TORCH_CHECK(out.scalar_type() == at::kBool, kOp, ": out has dtype ", dtype_name(out.scalar_type()),
-              " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
+  check_signbit_out_dtype(out);
   check_writable(kOp, "out", out);
   if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
     signbit_contiguous(out, x);

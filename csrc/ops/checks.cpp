@@ -1,0 +1,129 @@
+#include "ops/checks.h"
+
+#include <ATen/ExpandUtils.h>
+
+#include <limits>
+
+namespace torchops {
+namespace {
+
+// A layout as Python spells it (torch.sparse_coo), as the typed API's message names it.
+const char* layout_name(at::Layout layout) {
+  switch (layout) {
+    case at::kStrided: return "torch.strided";
+    case at::kSparse: return "torch.sparse_coo";
+    case at::kSparseCsr: return "torch.sparse_csr";
+    case at::kSparseCsc: return "torch.sparse_csc";
+    case at::kSparseBsr: return "torch.sparse_bsr";
+    case at::kSparseBsc: return "torch.sparse_bsc";
+    case at::kMkldnn: return "torch._mkldnn";
+    case at::kJagged: return "torch.jagged";
+    default: return "a layout of its own";
+  }
+}
+
+}  // namespace
+
+void check_strided(const char* op_name, std::initializer_list<NamedTensor> tensors) {
+  for (const auto& [arg, tensor] : tensors) {
+    TORCH_CHECK_TYPE(!tensor->defined() || tensor->layout() == at::kStrided, op_name, ": ", arg,
+                     " must be a strided (dense) tensor, got ", layout_name(tensor->layout()));
+  }
+}
+
+void check_same_device(const char* op_name, const at::Tensor& x, std::initializer_list<NamedTensor> others) {
+  for (const auto& [arg, tensor] : others) {
+    TORCH_CHECK(!x.defined() || !tensor->defined() || tensor->device() == x.device(), op_name, ": ", arg,
+                " is on device ", tensor->device(), " but x is on device ", x.device(),
+                "; all tensors must be on one device");
+  }
+}
+
+void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  check_defined(op_name, arg, tensor);
+  TORCH_CHECK_TYPE(is_shift_dtype(tensor.scalar_type()), op_name, ": ", arg, " must be an integer tensor (",
+                   kShiftDtypeNames, "), got ", dtype_name(tensor.scalar_type()));
+}
+
+ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype) {
+  const bool left = direction == "LEFT" || direction == "left";
+  const bool right = direction == "RIGHT" || direction == "right";
+  TORCH_CHECK_VALUE(left || right, op_name, ": direction must be one of 'LEFT', 'RIGHT', 'left', 'right', got '",
+                    std::string(direction), "'");
+  if (left) return ShiftOp::Left;
+  // An arithmetic right shift of an unsigned value fills with its top bit's zero-extension:
+  // zeros, i.e. the logical shift.
+  return arithmetic && at::isSignedType(dtype) ? ShiftOp::RightArithmetic : ShiftOp::RightLogical;
+}
+
+at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+  check_shift_tensor(op_name, "x", x);
+  check_shift_tensor(op_name, "y", y);
+  if (x.scalar_type() == y.scalar_type()) return x.scalar_type();  // what promotion gives, without its cost
+  try {
+    return at::result_type(x, y);
+  } catch (const c10::Error&) {
+    TORCH_CHECK_TYPE(false, op_name, ": x (", dtype_name(x.scalar_type()), ") and y (", dtype_name(y.scalar_type()),
+                     ") have no common dtype (PyTorch promotes uint16, uint32 and uint64 only with their own dtype); "
+                     "shift by y.to(torch.", dtype_name(x.scalar_type()), "), or by a Python int");
+  }
+}
+
+at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+  try {
+    return at::infer_size_dimvector(x.sizes(), y.sizes());
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, op_name, ": x of shape ", x.sizes(), " and y of shape ", y.sizes(),
+                " do not broadcast: ", e.what_without_backtrace());
+  }
+}
+
+void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype) {
+  check_defined(op_name, "out", out);
+  TORCH_CHECK(out.scalar_type() == result_dtype, op_name, ": out has dtype ", dtype_name(out.scalar_type()),
+              " but the result has dtype ", dtype_name(result_dtype), "; out= does not convert, pass an out of dtype ",
+              dtype_name(result_dtype));
+}
+
+void check_inplace_dtype(at::ScalarType result_dtype, const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK(result_dtype == x.scalar_type(), kBitshiftInplaceOp, ": the result dtype ", dtype_name(result_dtype),
+              " (promoted from x ", dtype_name(x.scalar_type()), " and y ", dtype_name(y.scalar_type()),
+              ") differs from x's dtype ", dtype_name(x.scalar_type()), "; an in-place shift cannot change x's dtype");
+}
+
+void check_inplace_shape(at::IntArrayRef result_shape, const at::Tensor& x) {
+  TORCH_CHECK(x.sizes().equals(result_shape), kBitshiftInplaceOp, ": the result has the broadcast shape ",
+              result_shape, " but x has shape ", x.sizes(), "; an in-place shift cannot change x's shape");
+}
+
+uint64_t scalar_count(const char* op_name, const at::Scalar& y) {
+  TORCH_CHECK_TYPE(y.isIntegral(/*includeBool=*/false), op_name, ": y must be an integer, got a ",
+                   dtype_name(y.type()), " scalar");
+  return y.isUnsigned() ? y.to<uint64_t>() : std::numeric_limits<uint64_t>::max();
+}
+
+bool sign_in_top_bit(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
+    case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_signbit_input(const at::Tensor& x) {
+  check_defined(kSignbitOp, "x", x);
+  const at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, kSignbitOp,
+                   ": x must be a float16, bfloat16, float32, float64, integer or bool tensor, got ",
+                   dtype_name(dtype));
+}
+
+void check_signbit_out_dtype(const at::Tensor& out) {
+  check_defined(kSignbitOp, "out", out);
+  TORCH_CHECK(out.scalar_type() == at::kBool, kSignbitOp, ": out has dtype ", dtype_name(out.scalar_type()),
+              " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
+}
+
+}  // namespace torchops

@@ -1,0 +1,115 @@
+// The argument checks of the ops, shared by the entries of every backend: the CPU entries
+// (csrc/ops/bitshift.cpp, signbit.cpp) and the device-generic ones (csrc/ops/composite.cpp)
+// run the same checks in the same order, so a bad call gives the same error on every
+// device. torchops/_fake.py repeats them in the same words (tests/test_errors.py compares).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/TensorIterator.h>
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include "kernels/kernels.h"
+
+namespace torchops {
+
+// The ops as every message names them.
+constexpr const char* kBitshiftOp = "torchops.bitshift";
+constexpr const char* kBitshiftInplaceOp = "torchops.bitshift_";
+constexpr const char* kSignbitOp = "torchops.signbit";
+
+// "float32", "int8", ... as Python prints them, for error messages.
+inline std::string dtype_name(at::ScalarType dtype) {
+  return std::string(c10::getDtypeNames(dtype).first);
+}
+
+inline bool is_unsigned_integer(at::ScalarType dtype) {
+  return dtype == at::kByte || dtype == at::kUInt16 || dtype == at::kUInt32 || dtype == at::kUInt64;
+}
+
+// The dtypes a shift accepts: every signed and unsigned integer type, not bool (c10's
+// integral types include uint16, uint32 and uint64).
+inline bool is_shift_dtype(at::ScalarType dtype) {
+  return at::isIntegralType(dtype, /*includeBool=*/false);
+}
+// The same dtypes as the messages list them (torchops/_contract.py's SHIFT_DTYPE_NAMES for
+// the fake kernels and the typed API: the tests compare their messages with these).
+constexpr const char* kShiftDtypeNames = "int8, int16, int32, int64, uint8, uint16, uint32, uint64";
+
+// None passed for a Tensor argument through torch.ops arrives as an undefined tensor.
+inline void check_defined(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  TORCH_CHECK_TYPE(tensor.defined(), op_name, ": ", arg, " must be a tensor, got None");
+}
+
+// PyTorch refuses to write an inference tensor outside torch.inference_mode(), but only
+// after the write (its version counter is bumped last). Refusing before keeps it unchanged.
+inline void check_writable(const char* op_name, const char* arg, const at::Tensor& tensor) {
+  TORCH_CHECK(!tensor.is_inference() || c10::InferenceMode::is_enabled(), op_name, ": ", arg,
+              " is an inference tensor, which cannot be written outside torch.inference_mode() (PyTorch's rule: "
+              "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
+}
+
+// Builds a TensorIterator; its own refusals (memory overlap, mostly, which PyTorch reports
+// as "unsupported operation: ...") get the op's name in front, as every other error of the
+// op has it. The exception type is kept.
+template <typename Build>
+at::TensorIterator build_iter(const char* op_name, Build&& build) {
+  try {
+    return build();
+  } catch (const c10::TypeError& e) {
+    TORCH_CHECK_TYPE(false, op_name, ": ", e.what_without_backtrace());
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
+  }
+}
+
+// A tensor argument, by the name messages give it.
+using NamedTensor = std::pair<const char*, const at::Tensor*>;
+
+// Only strided (dense) tensors: the CPU kernels never see another layout (the dispatcher
+// has no kernel for one), and the device-generic entries, which every other backend key
+// reaches (sparse ones included), refuse it in the typed API's words (torchops/_twins.py).
+void check_strided(const char* op_name, std::initializer_list<NamedTensor> tensors);
+
+// Every tensor on x's device, in the fake kernels' words. A CPU kernel only ever sees CPU
+// tensors; a call that mixes devices reaches the kernel of the highest one (CUDA before
+// CPU), which is device-generic.
+void check_same_device(const char* op_name, const at::Tensor& x, std::initializer_list<NamedTensor> others);
+
+// x or y of a shift: defined, of an integer dtype.
+void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor);
+
+// Which shift `direction` and `arithmetic` ask for, on values of `dtype`.
+ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool arithmetic, at::ScalarType dtype);
+
+// torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
+// refuses (uint16/32/64 with another integer type) reported as a TypeError of this op that
+// says how to make the call work.
+at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y);
+
+// The shape x and y broadcast to, or an error naming both shapes.
+at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y);
+
+// out= is defined and has the result's dtype (out= never converts).
+void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype);
+
+// An in-place shift keeps x's dtype and shape.
+void check_inplace_dtype(at::ScalarType result_dtype, const at::Tensor& x, const at::Tensor& y);
+void check_inplace_shape(at::IntArrayRef result_shape, const at::Tensor& x);
+
+// A Python-int count is taken by its value, never wrapped into x's dtype. Every negative
+// value maps to the largest uint64, so that one `count >= width` test covers both ends.
+uint64_t scalar_count(const char* op_name, const at::Scalar& y);
+
+// IEEE floats and signed integers keep their sign in the top bit of the element.
+bool sign_in_top_bit(at::ScalarType dtype);
+
+// signbit's x: defined, of a dtype that has a sign bit (or none: unsigned, bool).
+void check_signbit_input(const at::Tensor& x);
+
+// signbit's out=: defined, bool.
+void check_signbit_out_dtype(const at::Tensor& out);
+
+}  // namespace torchops

@@ -1,0 +1,124 @@
+"""torch.compile's Triton code (what Inductor generates for CUDA and XPU) gives eager's answers.
+
+The lowerings of torchops/_inductor.py are written in Inductor's device-neutral IR; here the
+graphs are compiled by Inductor's Triton backend and run by Triton's interpreter on CPU
+tensors (tests/inductor_triton.py), so the Triton code a GPU would run is checked on a
+machine without one: every overload fused into Triton kernels (no torchops call, no
+libdevice call, which the interpreter cannot run), exactly eager's results (the C++
+kernels), and no shift ever given a count outside [0, n), which Triton leaves undefined
+and NumPy would hide. Needs Triton (torch's CUDA wheels bring it).
+"""
+import re
+
+import pytest
+import torch
+
+import model
+from conftest import (
+    FLOAT_DTYPES, INT_DTYPES, dtype_id, floats_from_bits, interesting_counts, interesting_values, make_tensor,
+    special_float_patterns,
+)
+
+pytest.importorskip("triton")
+from torch._inductor.utils import run_and_get_code  # noqa: E402
+
+from inductor_triton import inductor_triton_on_cpu  # noqa: E402
+
+op = torch.ops.torchops
+# Every generated module asks for Triton's CPU backend (triton-cpu), which the interpreter
+# does not need.
+pytestmark = pytest.mark.filterwarnings("ignore:Could not find an active CPU backend")
+
+
+@pytest.fixture(scope="module")
+def out_of_range_shifts():
+    with inductor_triton_on_cpu() as shifts:
+        yield shifts
+
+
+def compile_and_run(fn, args, out_of_range_shifts, dynamic=False):
+    """fn compiled to Triton and run on args; checks that it fused and shifted in range."""
+    got, code = run_and_get_code(torch.compile(fn, dynamic=dynamic, fullgraph=True,
+                                               options={"fx_graph_cache": False}), *args)
+    source = "\n".join(code)
+    assert "@triton.jit" in source
+    assert not re.search(r"torch\.ops\.torchops\.\w+\.\w+\(", source), "a torchops kernel is called, not fused"
+    assert "libdevice." not in source
+    assert out_of_range_shifts == [], out_of_range_shifts
+    return got
+
+
+def pairs(dtype):
+    """Every interesting value against every interesting count (docs/semantics.md section 2)."""
+    values, counts = interesting_values(dtype), interesting_counts(dtype)
+    return (make_tensor([v for v in values for _ in counts], dtype), make_tensor([c for _ in values for c in counts], dtype))
+
+
+def tensor_count_shifts(x, y):
+    return (op.bitshift(x, y, "LEFT"), op.bitshift(x, y, "RIGHT"), op.bitshift(x, y, "RIGHT", False),
+            op.bitshift(op.bitshift(x, y, "RIGHT", False), 1, "LEFT"))  # a chain, fused
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+def test_tensor_counts(dtype, out_of_range_shifts):
+    x, y = pairs(dtype)
+    got = compile_and_run(tensor_count_shifts, (x, y), out_of_range_shifts)
+    for result, expected in zip(got, tensor_count_shifts(x, y)):
+        assert result.dtype == expected.dtype and torch.equal(result, expected)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+def test_python_int_counts(dtype, out_of_range_shifts):
+    n = model.width(dtype)
+    counts = [3, -1, 0, 1, n - 1, n, n + 1, 127, 2**62]
+
+    def shifts(x):
+        return tuple(op.bitshift(x, k, direction, arithmetic) for k in counts
+                     for direction, arithmetic in (("LEFT", True), ("RIGHT", True), ("RIGHT", False)))
+
+    x = make_tensor(interesting_values(dtype), dtype)
+    for result, expected in zip(compile_and_run(shifts, (x,), out_of_range_shifts), shifts(x)):
+        assert torch.equal(result, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.uint16, torch.uint64], ids=dtype_id)
+def test_symbolic_int_counts(dtype, out_of_range_shifts):
+    n = model.width(dtype)
+    x = make_tensor(interesting_values(dtype), dtype)
+
+    def shifts(x, k):
+        return op.bitshift(x, k, "LEFT"), op.bitshift(x, k, "RIGHT"), op.bitshift(x, k, "RIGHT", False)
+
+    for k in [-1, 3, n - 1, n, n + 1]:
+        got = compile_and_run(shifts, (x, k), out_of_range_shifts, dynamic=True)
+        for result, expected in zip(got, shifts(x, k)):
+            assert torch.equal(result, expected), k
+
+
+def test_writing_overloads(out_of_range_shifts):
+    x, y = pairs(torch.int16)
+
+    def write(x, y, out, out_scalar, signs, floats):
+        op.bitshift.out(x, y, "RIGHT", False, out=out)
+        op.bitshift.Scalar_out(x, 5, "RIGHT", False, out=out_scalar)
+        op.signbit.out(floats, out=signs)
+        z = x.clone()
+        op.bitshift_(z, y, "LEFT")
+        op.bitshift_.Scalar(z, 2, "RIGHT")
+        return z
+
+    floats = torch.tensor([-0.0, 0.0, -1.5, float("inf")])
+    outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(4, dtype=torch.bool)]
+    z = compile_and_run(write, (x, y, *outs, floats), out_of_range_shifts)
+    assert torch.equal(outs[0], op.bitshift(x, y, "RIGHT", False))
+    assert torch.equal(outs[1], op.bitshift(x, 5, "RIGHT", False))
+    assert outs[2].tolist() == [True, False, True, False]
+    assert torch.equal(z, op.bitshift(op.bitshift(x, y, "LEFT"), 2, "RIGHT"))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_signbit_of_every_special_value(dtype, out_of_range_shifts):
+    patterns = special_float_patterns(dtype)
+    x = floats_from_bits([bits for _, bits, _ in patterns], dtype)
+    got = compile_and_run(lambda x: op.signbit(x), (x,), out_of_range_shifts)
+    assert got.tolist() == [sign for _, _, sign in patterns]

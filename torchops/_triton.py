@@ -1,0 +1,90 @@
+"""Triton kernels for the devices Triton compiles for: CUDA and XPU tensors (and CPU ones,
+through Triton's interpreter, under ``TORCHOPS_CPU_KERNELS=triton``).
+
+On every backend without a kernel of its own, an op runs its device-generic entry
+(csrc/ops/composite.cpp): the CPU kernels' checks, the result allocated (or out= resized)
+as they do it, then the op's loop, a private op (``torchops::_bitshift_loop``,
+``_bitshift_scalar_loop``, ``_signbit_loop``) whose own kernel is made of ATen ops. Here the
+loops get Triton kernels (torchops/_triton_kernels.py) for CUDA and XPU when Triton is
+installed: one pass over memory per call, broadcast and strided operands included. A C++
+program, a device Triton does not compile for, or a machine without Triton keeps the ATen
+loops, with the same answers.
+
+Triton is imported when the first call of a loop arrives, not by ``import torchops``; if
+that import fails, the loops are taken out again (a warning says why) and the ATen loops
+run from then on.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+
+import torch
+
+#: The dispatch keys the Triton loops are registered for.
+DEVICES = ("CUDA", "XPU")
+#: The private loop ops (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP), by the launcher of
+#: torchops/_triton_kernels.py that computes each.
+LOOPS = {"_bitshift_loop": "bitshift_loop", "_bitshift_scalar_loop": "bitshift_scalar_loop",
+         "_signbit_loop": "signbit_loop"}
+
+_state: dict = {}  # "library": the registrations, "kernels": the imported launchers
+
+
+def available() -> bool:
+    """Whether Triton is installed (without importing it)."""
+    return importlib.util.find_spec("triton") is not None
+
+
+def registered() -> tuple:
+    """The dispatch keys that have the Triton loops now."""
+    return _state.get("keys", ())
+
+
+def register(cpu: bool = False) -> None:
+    """Registers the Triton loops for CUDA and XPU, and for the CPU when `cpu` (the
+    interpreter: ``TORCHOPS_CPU_KERNELS=triton``, which sees to ``TRITON_INTERPRET=1``)."""
+    if cpu:
+        # Read by triton.jit when the kernels are defined, at their module's import.
+        os.environ["TRITON_INTERPRET"] = "1"
+    library = torch.library.Library("torchops", "IMPL")
+    keys = DEVICES + (("CPU",) if cpu else ())
+    for op_name, launcher in LOOPS.items():
+        for key in keys:
+            library.impl(op_name, _loop(op_name, launcher), key)
+    _state.update(library=library, keys=keys, strict=cpu)
+
+
+def unregister() -> None:
+    """Takes the Triton loops out: the ATen loops run on every device (tests/test_cuda.py
+    checks both paths of a device this way)."""
+    library = _state.pop("library", None)
+    if library is not None:
+        library._destroy()
+    _state["keys"] = ()
+
+
+def _loop(op_name: str, launcher: str):
+    def loop(*args):
+        kernels = _state.get("kernels") or _import_kernels()
+        if kernels is None:  # Triton failed to import: the ATen loops, now registered alone
+            return getattr(torch.ops.torchops, op_name)(*args)
+        return getattr(kernels, launcher)(*args)
+
+    loop.__name__ = f"{op_name}_triton"
+    return loop
+
+
+def _import_kernels():
+    try:
+        from torchops import _triton_kernels
+    except Exception as error:
+        if _state.get("strict"):  # TORCHOPS_CPU_KERNELS=triton asked for Triton itself
+            raise
+        unregister()
+        warnings.warn(f"torchops: Triton could not be imported ({error!r}); the ops run their ATen loops "
+                      "on every device", stacklevel=3)
+        return None
+    _state["kernels"] = _triton_kernels
+    return _triton_kernels
