@@ -22,7 +22,7 @@ class ShiftModel(torch.nn.Module):
         torchops.bitwise_left_shift_(shifted, counts)  # in place
         torchops.bitwise_right_shift_(shifted, 2, is_arithmetic=False)
         negative = torchops.signbit(x)
-        negative_out = torch.empty(x.shape, dtype=torch.bool)
+        negative_out = torch.empty(x.shape, dtype=torch.bool, device=x.device)
         torchops.signbit(x, out=negative_out)
         return left, logical, arithmetic, halved, shifted, negative, negative_out
 

@@ -54,6 +54,8 @@ def _onnx_translated():
 # What each integration covers: (where an overload is added, does it cover this overload).
 INTEGRATIONS = {
     "CPU kernel": ("csrc/ops/cpu.h, csrc/registration.cpp", lambda o: _has_kernel(o, "CPU")),
+    "device-generic kernel": ("csrc/ops/composite.h, csrc/registration.cpp",
+                              lambda o: _has_kernel(o, "CompositeExplicitAutograd")),
     "Autograd fallthrough": ("csrc/registration.cpp", lambda o: _has_kernel(o, "Autograd")),
     "version counting": ("csrc/ops/autograd.cpp", _counts_versions),
     "fake kernel": ("torchops/_fake.py", _has_fake),

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
 
   // (c) The C++ API, mirroring ShiftModel.forward.
   at::Tensor arithmetic = torch::empty_like(x), halved = torch::empty_like(x);
-  at::Tensor shifted = x.clone(), negative_out = torch::empty(x.sizes(), torch::kBool);
+  at::Tensor shifted = x.clone(), negative_out = torch::empty(x.sizes(), x.options().dtype(torch::kBool));
   torchops::bitshift_out(arithmetic, x, counts, "RIGHT", true);
   torchops::bitshift_out(halved, x, 1, "RIGHT", true);
   torchops::bitshift_(shifted, counts, "LEFT");
