@@ -16,7 +16,7 @@ import torch
 
 import targets
 import torchops
-from report import K, M, aligned_table, size_label
+from report import M, aligned_table, size_label
 
 # (name, dtype, the torchops call, the builtin call), all writing `out`.
 SHIFTS = [

@@ -12,7 +12,6 @@ import sys
 import pytest
 import torch
 
-import torchops
 from torchops import _triton
 from torchops._contract import OVERLOADS
 

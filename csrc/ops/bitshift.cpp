@@ -1,6 +1,6 @@
-// CPU entry points of torchops::bitshift: argument checks, TensorIterator set-up
-// (broadcasting, promotion, strides, output allocation, threads) and the call into the
-// kernel table. The rules themselves: docs/semantics.md.
+// CPU entry points of torchops::bitshift: the argument checks (csrc/ops/checks.h),
+// TensorIterator set-up (broadcasting, promotion, strides, output allocation, threads) and
+// the call into the kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>

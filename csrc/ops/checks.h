@@ -68,9 +68,9 @@ at::TensorIterator build_iter(const char* op_name, Build&& build) {
 // A tensor argument, by the name messages give it.
 using NamedTensor = std::pair<const char*, const at::Tensor*>;
 
-// Only strided (dense) tensors: the CPU kernels never see another layout (the dispatcher
-// has no kernel for one), and the device-generic entries, which every other backend key
-// reaches (sparse ones included), refuse it in the typed API's words (torchops/_twins.py).
+// Only strided (dense) tensors. The CPU kernels never see another layout: a sparse or
+// other tensor has a dispatch key of its own, which the device-generic entries serve, and
+// they refuse it with this check, in the typed API's words (torchops/_twins.py).
 void check_strided(const char* op_name, std::initializer_list<NamedTensor> tensors);
 
 // Every tensor on x's device, in the fake kernels' words. A CPU kernel only ever sees CPU

@@ -1,5 +1,5 @@
-// CPU entry points of torchops::signbit: dtype checks, TensorIterator set-up and the call
-// into the kernel table. The rules themselves: docs/semantics.md.
+// CPU entry points of torchops::signbit: the checks (csrc/ops/checks.h), TensorIterator
+// set-up and the call into the kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>
