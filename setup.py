@@ -19,6 +19,7 @@ Environment:
             build with those sanitizers (-O1 -g, no recovery: the first report aborts);
             scripts/sanitize.sh builds such a copy apart and runs the tests under it.
 """
+import fcntl
 import glob
 import os
 import runpy
@@ -26,6 +27,7 @@ import runpy
 import torch
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -78,6 +80,18 @@ class build_py_with_build_info(build_py):
         with open(os.path.join(package, "_build_info.py"), "w") as f:
             f.write(f'VERSION = "{VERSION}"\nTORCH_VERSION = "{torch.__version__}"\n'
                     f"SUPPORTED_TORCH_RELEASES = {tuple(supported_releases())!r}\n")
+
+
+class sdist_one_at_a_time(sdist):
+    """Makes the sdist holding a lock on build/sdist.lock: its files are staged in the
+    checkout (torchops-<version>/), which two sdists made at once (CI's two lanes setting up
+    side by side, test_packaging beside them) would remove under each other."""
+
+    def run(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        with open(os.path.join(ROOT, "build", "sdist.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            super().run()
 
 
 def compile_and_link_flags():
@@ -138,7 +152,7 @@ setup(
     # type checkers, py.typed (PEP 561: the typed API's hints are to be read).
     package_data={"torchops": ["include/torchops/*.h", "share/cmake/TorchOps/*.cmake", "py.typed"]},
     ext_modules=extensions(),
-    cmdclass={"build_ext": BuildExtension, "build_py": build_py_with_build_info},
+    cmdclass={"build_ext": BuildExtension, "build_py": build_py_with_build_info, "sdist": sdist_one_at_a_time},
     # One build folder per torch (setuptools already separates Pythons inside it): a build
     # against another torch must not find this one's objects up to date.
     options={"build": {"build_base": os.path.join("build", f"torch-{torch.__version__}")}},
