@@ -310,7 +310,7 @@ CPU_CAPABILITIES = list(torch.ops.torchops._supported_cpu_capabilities())
 # TORCHOPS_CPU_KERNELS=composite or =triton sends CPU tensors to the path of other devices
 # (csrc/ops/composite.cpp, torchops/_triton.py): the level is then that path's name, and a
 # test of the compiled levels' own machinery does not apply.
-OTHER_DEVICES_PATH = CPU_CAPABILITIES[0] if CPU_CAPABILITIES[0] in ("composite", "triton") else None
+OTHER_DEVICES_PATH = None if CPU_CAPABILITIES[0] in torch.ops.torchops._cpu_capabilities() else CPU_CAPABILITIES[0]
 only_compiled_levels = pytest.mark.skipif(
     OTHER_DEVICES_PATH is not None, reason=f"CPU tensors take the {OTHER_DEVICES_PATH} kernels (TORCHOPS_CPU_KERNELS)")
 
