@@ -116,10 +116,13 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
     add(SHIFT_OPS, [torch.int8, torch.int32, torch.int64, torch.uint16], MID_SIZES,
         operands=("scalar", "count_rows", "strided"))
     # Every layout, for every dtype PyTorch shifts, at 1 and 2 threads (the arithmetic right
-    # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one).
+    # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one); at
+    # the other levels, one dtype of each width.
     threads = (1, all_threads) if all_threads > 1 else (1,)
     add(["left"], TORCH_SHIFT_DTYPES, LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
     add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
+    add(["left"], list(SIGNED_OF_WIDTH.values()), LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
+    add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
     add(["signbit"], [torch.float32, torch.bfloat16, torch.int8], MID_SIZES, operands=("strided",))
     # One thread.
     if all_threads > 1:

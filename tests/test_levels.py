@@ -177,9 +177,15 @@ def layout_cases(dtype, generator):
     yield "x every other column, long rows", bits(3, 10002)[:, 1::2], counts(3, 5001), None
     yield "x every other column, short rows", bits(400, 14)[:, ::2], counts(400, 7), None
     yield "x every third column", bits(40, 300)[:, ::3], counts(40, 100), None
-    for cols in (7, 300, 1100):
+    # Rows of 256 bytes and more take the count once per row (the per-row kernel); shorter
+    # rows are merged, the count repeated along each.
+    per_row_from = 256 // (model.width(dtype) // 8)
+    for cols in (7, per_row_from - 1, per_row_from, 300, 1100):
         yield f"count per row, rows of {cols}", bits(70, cols), counts(70, 1), None
     yield "count per row, x transposed", bits(300, 70).t(), counts(70, 1), None
+    yield "count per row, x transposed, long rows", bits(1100, 70).t(), counts(70, 1), None
+    yield "count per row, out transposed", bits(70, 1100), counts(70, 1), torch.empty(1100, 70, dtype=dtype).t()
+    yield "count per row, x every other column", bits(70, 2200)[:, ::2], counts(70, 1), None
     yield "count per column, rows of 7", bits(600, 7), counts(7), None
     channels_last = bits(3, 37, 5, 7).contiguous(memory_format=torch.channels_last)
     yield "channels_last, per-channel count", channels_last, counts(1, 37, 1, 1), None

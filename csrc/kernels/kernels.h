@@ -49,6 +49,11 @@ struct KernelTable {
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
   void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                           bool streaming);
+  // out[i] = shift(x[i], count of the row): one count per row, the `width`-byte element at
+  // count + r * rows.count_stride for row r (a count of shape (rows, 1)). Each row is shifted
+  // as by shift_by_scalar, the count settled once per row, not once per element.
+  void (*shift_by_row_count)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                             bool streaming);
   // out[i] = top bit of the `width`-byte element x[i].
   void (*signbit)(int width, const void* x, bool* out, const Rows& rows);
 };

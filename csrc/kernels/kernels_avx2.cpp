@@ -37,7 +37,9 @@ inline Vec bytes_of(uint8_t b) { return _mm256_set1_epi8(static_cast<char>(b)); 
 // as huge). 64-bit arithmetic and the 8- and 16-bit lanes, which AVX2 cannot shift by a
 // per-lane count, are emulated below; tests compare every level with the portable one.
 
-// Arithmetic right shift from a logical one: see shift_right_arithmetic_in_range in kernels_impl.h.
+// Arithmetic right shift from a logical one: flipping a negative value (xor with its sign
+// fill, all ones or zero) makes it non-negative, a logical shift of that fills with zeros,
+// and flipping back turns them into ones.
 template <typename LogicalRight>
 inline Vec arithmetic_from_logical(Vec x, Vec fill, const LogicalRight& logical_right) {
   return _mm256_xor_si256(logical_right(_mm256_xor_si256(x, fill)), fill);
@@ -150,18 +152,20 @@ inline Vec high_dwords(Vec p, Vec q) {
 void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
   const Vec one = bytes_of(1);
   const Vec zero = _mm256_setzero_si256();
+  // The steps take the constants by value (not [&]): a store through char* could alias a
+  // reference's target, and the compiler would reload them for every step.
   switch (width) {
     case 1:
-      return run_steps([&](const char* a, const char*, char* o) {
+      return run_steps([one, zero](const char* a, const char*, char* o) {
         store(o, _mm256_and_si256(_mm256_cmpgt_epi8(zero, load(a)), one));
       }, 32, 1, 1, x, nullptr, out, rows);
     case 2:
-      return run_steps([&](const char* a, const char*, char* o) {
+      return run_steps([one](const char* a, const char*, char* o) {
         const Vec words = _mm256_packs_epi16(_mm256_srai_epi16(load(a), 15), _mm256_srai_epi16(load(a + 32), 15));
         store(o, _mm256_and_si256(_mm256_permute4x64_epi64(words, 0xd8), one));
       }, 32, 2, 1, x, nullptr, out, rows);
     case 4:
-      return run_steps([&](const char* a, const char*, char* o) {
+      return run_steps([one](const char* a, const char*, char* o) {
         const Vec ab = _mm256_packs_epi32(_mm256_srai_epi32(load(a), 31), _mm256_srai_epi32(load(a + 32), 31));
         const Vec cd = _mm256_packs_epi32(_mm256_srai_epi32(load(a + 64), 31), _mm256_srai_epi32(load(a + 96), 31));
         const Vec bytes = _mm256_packs_epi16(ab, cd);
@@ -169,7 +173,7 @@ void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
         store(o, _mm256_and_si256(_mm256_permutevar8x32_epi32(bytes, order), one));
       }, 32, 4, 1, x, nullptr, out, rows);
     case 8:
-      return run_steps([&](const char* a, const char*, char* o) {
+      return run_steps([](const char* a, const char*, char* o) {
         const Vec ab = _mm256_srai_epi32(high_dwords(load(a), load(a + 32)), 31);
         const Vec cd = _mm256_srai_epi32(high_dwords(load(a + 64), load(a + 96)), 31);
         const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -179,7 +183,7 @@ void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &signbit_avx2};
+const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx2};
 
 }  // namespace avx2
 }  // namespace torchops

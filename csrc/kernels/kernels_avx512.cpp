@@ -14,9 +14,11 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 // GCC 12's AVX-512 headers seed results with a self-initialized "undefined" vector, which
-// -Wmaybe-uninitialized reports at every use; the value is never read.
+// -Wmaybe-uninitialized (and, once the loops are inlined, -Wuninitialized) reports at every
+// use; the value is never read.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace torchops {
 namespace avx512 {
@@ -70,7 +72,7 @@ inline Vec shift_vec(Vec x, Vec c) {
     if constexpr (Width == 8) return _mm512_srlv_epi64(x, c);
   } else {
     if constexpr (Width == 1) {
-      // See shift_right_arithmetic_in_range in kernels_impl.h.
+      // Flipped by its sign fill, shifted logically, flipped back: the sign fills from the left.
       const Vec fill = sign_fill_8(x);
       return _mm512_xor_si512(shift_8<false>(_mm512_xor_si512(x, fill), c), fill);
     }
@@ -136,7 +138,7 @@ void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &signbit_avx512};
+const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512};
 
 }  // namespace avx512
 }  // namespace torchops

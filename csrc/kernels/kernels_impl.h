@@ -6,6 +6,48 @@
 template <typename U>
 constexpr uint64_t kBits = 8 * sizeof(U);
 
+// The unsigned lane of `Width` bytes.
+template <int Width>
+using Lane = std::conditional_t<Width == 1, uint8_t,
+                                std::conditional_t<Width == 2, uint16_t, std::conditional_t<Width == 4, uint32_t, uint64_t>>>;
+
+// A count of a tensor, `width` bytes at p, read as unsigned: a negative count of a signed
+// dtype reads as one >= the width, out of range as the contract has it.
+template <typename U>
+inline uint64_t load_count(const char* p) {
+  U count;
+  std::memcpy(&count, p, sizeof(U));
+  return count;
+}
+
+inline uint64_t load_count(int width, const char* p) {
+  switch (width) {
+    case 1: return load_count<uint8_t>(p);
+    case 2: return load_count<uint16_t>(p);
+    case 4: return load_count<uint32_t>(p);
+  }
+  return load_count<uint64_t>(p);
+}
+
+// f(width, op), both as compile-time constants (std::integral_constant), for a run-time
+// lane width in bytes and op: the one switch of the levels' entries.
+template <typename F>
+inline void with_width_and_op(int width, ShiftOp op, const F& f) {
+  const auto with_op = [&](auto w) {
+    switch (op) {
+      case ShiftOp::Left: return f(w, std::integral_constant<ShiftOp, ShiftOp::Left>{});
+      case ShiftOp::RightLogical: return f(w, std::integral_constant<ShiftOp, ShiftOp::RightLogical>{});
+      case ShiftOp::RightArithmetic: return f(w, std::integral_constant<ShiftOp, ShiftOp::RightArithmetic>{});
+    }
+  };
+  switch (width) {
+    case 1: return with_op(std::integral_constant<int, 1>{});
+    case 2: return with_op(std::integral_constant<int, 2>{});
+    case 4: return with_op(std::integral_constant<int, 4>{});
+    case 8: return with_op(std::integral_constant<int, 8>{});
+  }
+}
+
 // Widen the narrow lanes to unsigned int before shifting so that integer promotion never
 // turns them into a signed int (where a shift into the sign bit would be undefined).
 template <typename U>
@@ -21,19 +63,14 @@ inline U shift_right_logical(U x, uint64_t count) {
   return count < kBits<U> ? static_cast<U>(x >> count) : U(0);
 }
 
-// Sign fill: all ones when the top bit is set, else zero.
-template <typename U>
-inline U sign_fill(U x) {
-  return static_cast<U>(U(0) - static_cast<U>(x >> (kBits<U> - 1)));
-}
-
-// Arithmetic shift on unsigned lanes, by a count in [0, width): flipping a negative value
-// makes it non-negative, a logical shift of that fills with zeros, and flipping back turns
-// them into ones.
+// Arithmetic shift on unsigned lanes, by a count in [0, width): flipping the sign bit maps
+// the signed value v to v + 2^(width-1), which is non-negative; a logical shift of that is
+// floor(v / 2^count) + 2^(width-1-count), so subtracting the second term (the sign bit
+// shifted alike) leaves floor(v / 2^count), the arithmetic shift, modulo 2^width.
 template <typename U>
 inline U shift_right_arithmetic_in_range(U x, uint64_t count) {
-  const U fill = sign_fill(x);
-  return static_cast<U>(static_cast<U>(x ^ fill) >> count) ^ fill;
+  constexpr U kSignBit = static_cast<U>(U(1) << (kBits<U> - 1));
+  return static_cast<U>(static_cast<U>(static_cast<U>(x ^ kSignBit) >> count) - static_cast<U>(kSignBit >> count));
 }
 
 // Any count: one >= width saturates at width - 1, which leaves exactly the sign fill.
@@ -149,6 +186,16 @@ inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count
     case 4: return shift_lanes_by_scalar<uint32_t>(op, x, c, out, rows);
     case 8: return shift_lanes_by_scalar<uint64_t>(op, x, c, out, rows);
   }
+}
+
+// Each row by its own count, through shift_by_scalar (the portable level's per-row cost is a
+// few switches; the vector levels have their own, simd_loops.h).
+inline void shift_by_row_count(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                               bool streaming) {
+  const Rows one_row{rows.n, 1, 0, 0, 0};
+  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
+    shift_by_scalar(op, width, x_row, load_count(width, count_row), out_row, one_row, streaming);
+  });
 }
 
 inline void signbit(int width, const void* x, bool* out, const Rows& rows) {

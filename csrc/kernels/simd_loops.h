@@ -17,9 +17,25 @@
 // the end of an input and no store writes past the end of the output.
 constexpr int64_t kMaxStepBytes = 256;
 
+// The last, partial step of run_steps: `rest` elements. Kept out of line, so that the loop
+// over full steps stays small enough to be inlined into every row's loop.
 template <typename Step>
-inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
-                      const void* b, void* out, int64_t n) {
+[[gnu::noinline]] void run_last_step(const Step& step, int64_t in_width, int64_t out_width, const char* a,
+                                     const char* b, char* out, int64_t rest) {
+  alignas(64) char a_tail[kMaxStepBytes] = {};
+  alignas(64) char b_tail[kMaxStepBytes] = {};
+  alignas(64) char out_tail[kMaxStepBytes];
+  std::memcpy(a_tail, a, rest * in_width);
+  if (b) std::memcpy(b_tail, b, rest * in_width);
+  step(a_tail, b ? b_tail : nullptr, out_tail);
+  std::memcpy(out, out_tail, rest * out_width);
+}
+
+// Inlined by force: a call per row of a few steps (a channels_last tensor's pixels) would
+// cost as much as the row (measured with benchmarks/instructions.py).
+template <typename Step>
+[[gnu::always_inline]] inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width,
+                                             const void* a, const void* b, void* out, int64_t n) {
   const char* a_bytes = static_cast<const char*>(a);
   const char* b_bytes = static_cast<const char*>(b);
   char* out_bytes = static_cast<char*>(out);
@@ -28,19 +44,13 @@ inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int6
     step(a_bytes + i * in_width, b_bytes ? b_bytes + i * in_width : nullptr, out_bytes + i * out_width);
   }
   if (i == n) return;
-  const int64_t rest = n - i;
-  alignas(64) char a_tail[kMaxStepBytes] = {};
-  alignas(64) char b_tail[kMaxStepBytes] = {};
-  alignas(64) char out_tail[kMaxStepBytes];
-  std::memcpy(a_tail, a_bytes + i * in_width, rest * in_width);
-  if (b_bytes) std::memcpy(b_tail, b_bytes + i * in_width, rest * in_width);
-  step(a_tail, b_bytes ? b_tail : nullptr, out_tail);
-  std::memcpy(out_bytes + i * out_width, out_tail, rest * out_width);
+  run_last_step(step, in_width, out_width, a_bytes + i * in_width, b_bytes ? b_bytes + i * in_width : nullptr,
+                out_bytes + i * out_width, n - i);
 }
 
 // run_steps on every row of `rows` (a is x, b the count).
 template <typename Step>
-inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
+[[gnu::always_inline]] inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
                       const void* b, void* out, const Rows& rows) {
   const int64_t n = rows.n;
   for_each_row(rows, a, b, out, [&, n](const char* a_row, const char* b_row, char* out_row) {
@@ -75,78 +85,92 @@ inline void split_for_streaming(bool streaming, const void* out, int64_t width, 
   loop(std::false_type{}, head + body, n - head - body);
 }
 
-template <int Width, ShiftOp Op>
-void shift_tensor_count(const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
-  constexpr int64_t kPerStep = 2 * kVecBytes / Width;
+// A shift's step: this many vectors, so that the loop's own instructions (pointer updates,
+// compare, branch) are spread over as many elements as a partial step's stack copies allow.
+constexpr int kVectorsPerStep = 4;
+static_assert(kVectorsPerStep * kVecBytes <= kMaxStepBytes, "a step must fit run_steps's tail buffers");
+
+// The rows of a shift: make_step(std::bool_constant<Streaming>) gives the step. Without
+// streaming stores (the common case) every row goes straight to run_steps, so a short row
+// costs only its loop; with them, each row is split by split_for_streaming.
+template <typename MakeStep>
+[[gnu::always_inline]] inline void run_shift_rows(bool streaming, const MakeStep& make_step, int64_t width,
+                                                  int64_t per_step, const void* x, const void* count, void* out,
+                                                  const Rows& rows) {
+  if (!streaming) return run_steps(make_step(std::false_type{}), per_step, width, width, x, count, out, rows);
   const int64_t n = rows.n;
   for_each_row(rows, x, count, out, [&, n](const char* x_row, const char* count_row, char* out_row) {
-    split_for_streaming(streaming, out_row, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
-      constexpr bool kStreaming = decltype(streaming_stores)::value;
-      run_steps([](const char* a, const char* c, char* o) {
-        put<kStreaming>(o, shift_vec<Width, Op>(load(a), load(c)));
-        put<kStreaming>(o + kVecBytes, shift_vec<Width, Op>(load(a + kVecBytes), load(c + kVecBytes)));
-      }, kPerStep, Width, Width, x_row + begin * Width, count_row + begin * Width, out_row + begin * Width, len);
+    split_for_streaming(true, out_row, width, per_step, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+      run_steps(make_step(streaming_stores), per_step, width, width, x_row + begin * width,
+                count_row ? count_row + begin * width : nullptr, out_row + begin * width, len);
     });
   });
 }
 
 template <int Width, ShiftOp Op>
-void shift_scalar_count(const void* x, unsigned c, void* out, const Rows& rows, bool streaming) {
+void shift_tensor_count(const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
+  run_shift_rows(streaming, [](auto streaming_stores) {
+    return [](const char* a, const char* c, char* o) {
+      for (int v = 0; v < kVectorsPerStep; ++v) {
+        put<decltype(streaming_stores)::value>(
+            o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), load(c + v * kVecBytes)));
+      }
+    };
+  }, Width, kVectorsPerStep * kVecBytes / Width, x, count, out, rows);
+}
+
+// Inlined by force into the per-row loop of shift_row_counts, where a call per row shows.
+template <int Width, ShiftOp Op>
+[[gnu::always_inline]] inline void shift_scalar_count(const void* x, unsigned c, void* out, const Rows& rows,
+                                                      bool streaming) {
   const Count count = count_of(c);
   // 8-bit lanes shift as 16-bit ones; byte_mask clears the bits that crossed into a
   // neighbour. Only they use it (and only their count is below 8, so 0xff << c is defined).
   uint8_t kept_bits = 0xff;
   if constexpr (Width == 1) kept_bits = Op == ShiftOp::Left ? static_cast<uint8_t>(0xffu << c) : static_cast<uint8_t>(0xffu >> c);
   const Vec byte_mask = bytes_of(kept_bits);
-  constexpr int64_t kPerStep = 2 * kVecBytes / Width;
-  const int64_t n = rows.n;
-  for_each_row(rows, x, nullptr, out, [&, n](const char* x_row, const char*, char* out_row) {
-    split_for_streaming(streaming, out_row, Width, kPerStep, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
-      constexpr bool kStreaming = decltype(streaming_stores)::value;
-      run_steps([&](const char* a, const char*, char* o) {
-        put<kStreaming>(o, shift_vec_by_scalar<Width, Op>(load(a), count, byte_mask));
-        put<kStreaming>(o + kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + kVecBytes), count, byte_mask));
-      }, kPerStep, Width, Width, x_row + begin * Width, nullptr, out_row + begin * Width, len);
-    });
+  // count and byte_mask by value: the stores through char* could alias a reference's
+  // target, and the compiler would reload them for every vector.
+  run_shift_rows(streaming, [count, byte_mask](auto streaming_stores) {
+    return [count, byte_mask](const char* a, const char*, char* o) {
+      for (int v = 0; v < kVectorsPerStep; ++v) {
+        put<decltype(streaming_stores)::value>(
+            o + v * kVecBytes, shift_vec_by_scalar<Width, Op>(load(a + v * kVecBytes), count, byte_mask));
+      }
+    };
+  }, Width, kVectorsPerStep * kVecBytes / Width, x, nullptr, out, rows);
+}
+
+// One count per row (shift_by_row_count): each row settled and shifted as by
+// shift_by_scalar_simd, with the width and op switched once for the block, not per row.
+template <int Width, ShiftOp Op>
+void shift_row_counts(const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
+  const Rows one_row{rows.n, 1, 0, 0, 0};
+  for_each_row(rows, x, count, out, [&](const char* x_row, const char* count_row, char* out_row) {
+    uint64_t c = load_count<Lane<Width>>(count_row);
+    if (settle_out_of_range_count(Op, Width, c, out_row, one_row)) return;
+    shift_scalar_count<Width, Op>(x_row, static_cast<unsigned>(c), out_row, one_row, streaming);
   });
-}
-
-template <int Width>
-void shift_width(ShiftOp op, const void* x, const void* count, void* out, const Rows& rows, bool streaming) {
-  switch (op) {
-    case ShiftOp::Left: return shift_tensor_count<Width, ShiftOp::Left>(x, count, out, rows, streaming);
-    case ShiftOp::RightLogical: return shift_tensor_count<Width, ShiftOp::RightLogical>(x, count, out, rows, streaming);
-    case ShiftOp::RightArithmetic: return shift_tensor_count<Width, ShiftOp::RightArithmetic>(x, count, out, rows, streaming);
-  }
-}
-
-template <int Width>
-void shift_width_by_scalar(ShiftOp op, const void* x, unsigned c, void* out, const Rows& rows, bool streaming) {
-  switch (op) {
-    case ShiftOp::Left: return shift_scalar_count<Width, ShiftOp::Left>(x, c, out, rows, streaming);
-    case ShiftOp::RightLogical: return shift_scalar_count<Width, ShiftOp::RightLogical>(x, c, out, rows, streaming);
-    case ShiftOp::RightArithmetic: return shift_scalar_count<Width, ShiftOp::RightArithmetic>(x, c, out, rows, streaming);
-  }
 }
 
 void shift_simd(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                 bool streaming) {
-  switch (width) {
-    case 1: return shift_width<1>(op, x, count, out, rows, streaming);
-    case 2: return shift_width<2>(op, x, count, out, rows, streaming);
-    case 4: return shift_width<4>(op, x, count, out, rows, streaming);
-    case 8: return shift_width<8>(op, x, count, out, rows, streaming);
-  }
+  with_width_and_op(width, op, [&](auto w, auto o) {
+    shift_tensor_count<decltype(w)::value, decltype(o)::value>(x, count, out, rows, streaming);
+  });
 }
 
 void shift_by_scalar_simd(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                           bool streaming) {
   if (settle_out_of_range_count(op, width, count, out, rows)) return;
-  const unsigned c = static_cast<unsigned>(count);
-  switch (width) {
-    case 1: return shift_width_by_scalar<1>(op, x, c, out, rows, streaming);
-    case 2: return shift_width_by_scalar<2>(op, x, c, out, rows, streaming);
-    case 4: return shift_width_by_scalar<4>(op, x, c, out, rows, streaming);
-    case 8: return shift_width_by_scalar<8>(op, x, c, out, rows, streaming);
-  }
+  with_width_and_op(width, op, [&](auto w, auto o) {
+    shift_scalar_count<decltype(w)::value, decltype(o)::value>(x, static_cast<unsigned>(count), out, rows, streaming);
+  });
+}
+
+void shift_by_row_count_simd(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                             bool streaming) {
+  with_width_and_op(width, op, [&](auto w, auto o) {
+    shift_row_counts<decltype(w)::value, decltype(o)::value>(x, count, out, rows, streaming);
+  });
 }

@@ -40,12 +40,6 @@ bool streams_rows(const at::TensorIteratorBase& iter, int64_t n, int64_t width) 
   return use_streaming_stores(iter.numel() * iter.element_size(0), n * width, out_is_an_input);
 }
 
-// A count broadcast along rows of at least this many bytes (a count of shape (rows, 1)) is
-// read once per row and the row shifted by the scalar kernel, which reads one array less;
-// shorter rows go to the tensor-count kernel in tiles, the count repeated along each row,
-// so that the kernel is not called once per short row.
-constexpr int64_t kScalarCountMinRowBytes = 1024;
-
 // ---------------------------------------------------------------------------------------
 // Contiguous operands of one shape and dtype, without TensorIterator.
 //
@@ -100,7 +94,10 @@ void shift_rows_by_scalar(const KernelTable& kernels, ShiftOp op, uint64_t count
 }
 
 // Tensor count: inputs were converted to the result dtype by the iterator, so the count
-// has x's width. A count that does not change along long rows goes to the scalar kernel.
+// has x's width. One count for the whole loop (0-d) goes to the one-count kernel; one count
+// per row (shape (rows, 1)) to the per-row kernel, which reads it once per row and shifts
+// the row as the one-count kernel does, one array less to read than a count per element
+// (run_rows hands it over on rows long enough not to be merged).
 void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   const int64_t width = iter.element_size(0);
   TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
@@ -110,22 +107,16 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
     const LoopOperand x{data[1], strides[1], strides[4], width};
     const LoopOperand count{data[2], strides[2], strides[5], width};
     const bool streams = streams_rows(iter, n, width);
-    const auto count_at = [&](int64_t r) {
-      uint64_t c = 0;
-      std::memcpy(&c, count.at(r, 0), width);  // little-endian: the low bytes of c
-      return c;
-    };
     if (count.inner == 0 && count.outer == 0) {  // one count for the whole loop
-      shift_rows_by_scalar(kernels, op, count_at(0), out, x, n, rows, streams);
-    } else if (count.inner == 0 && n * width >= kScalarCountMinRowBytes) {  // one count per row
-      for (int64_t r = 0; r < rows; ++r) {
-        shift_rows_by_scalar(kernels, op, count_at(r), out.from_row(r), x.from_row(r), n, 1, streams);
-      }
+      uint64_t c = 0;
+      std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
+      shift_rows_by_scalar(kernels, op, c, out, x, n, rows, streams);
     } else {
       run_rows<2>([&](const Block<2>& b) {
-        kernels.shift(op, static_cast<int>(width), b.inputs[0], b.inputs[1], b.out,
-                      Rows{b.n, b.rows, b.input_strides[0], b.input_strides[1], b.out_stride}, b.streaming);
-      }, out, {x, count}, n, rows, streams);
+        const auto shift = b.one_per_row[1] ? kernels.shift_by_row_count : kernels.shift;
+        shift(op, static_cast<int>(width), b.inputs[0], b.inputs[1], b.out,
+              Rows{b.n, b.rows, b.input_strides[0], b.input_strides[1], b.out_stride}, b.streaming);
+      }, out, {x, count}, n, rows, streams, /*per_row_inputs=*/0b10);
     }
   });
 }

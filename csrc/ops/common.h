@@ -31,7 +31,6 @@ struct LoopOperand {
   int64_t elem_size;
   bool rows_contiguous() const { return inner == elem_size; }
   char* at(int64_t row, int64_t i) const { return data + row * outer + i * inner; }
-  LoopOperand from_row(int64_t row) const { return {at(row, 0), inner, outer, elem_size}; }
 };
 
 namespace detail {
@@ -96,11 +95,13 @@ void by_elem_size(int64_t elem_size, const Function& function) {
 }  // namespace detail
 
 // What run_rows hands its kernel: where each operand's block starts and how far apart its
-// rows are (bytes), for `rows` rows of `n` contiguous elements.
+// rows are (bytes), for `rows` rows of `n` contiguous elements, except that an input marked
+// one_per_row holds one element per row (broadcast along the row: a count of shape (rows, 1)).
 template <int NumInputs>
 struct Block {
   const void* inputs[NumInputs];
   int64_t input_strides[NumInputs];
+  bool one_per_row[NumInputs];
   void* out;
   int64_t out_stride;
   int64_t n;
@@ -122,27 +123,49 @@ struct Block {
 // merged: the tile's rows become one row for the kernel, whose cost per row (a partial
 // vector step) would otherwise dominate; an operand then goes in place only if its rows
 // follow each other in memory, and a row repeated (a count per column) is copied once.
+//
+// Bit k of `per_row_inputs` says the kernel also takes input k as one element per row: an
+// input broadcast along unmerged rows (inner stride 0) then goes in place, read once per row
+// by the kernel instead of being repeated along each row of a tile.
 template <int NumInputs, typename Kernel>
 void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&inputs)[NumInputs], int64_t n,
-              int64_t rows, bool streaming) {
-  constexpr int64_t kTileBytes = 4096;
+              int64_t rows, bool streaming, unsigned per_row_inputs = 0) {
+  constexpr int64_t kTileBytes = 8192;  // three tiles (two inputs, the output) well inside a 32 KiB L1
   constexpr int64_t kLineBytes = 64;
   constexpr int64_t kShortRowBytes = 256;  // a few vector steps
+  constexpr int64_t kMergedRowBytes = 1024;
   int64_t widest = out.elem_size;
+  for (int k = 0; k < NumInputs; ++k) widest = std::max(widest, inputs[k].elem_size);
+  // Rows shorter than this are merged in tiles (below), where a count per row cannot stay one.
+  const bool long_rows = n * widest >= kShortRowBytes;
+  bool one_per_row[NumInputs];
+  for (int k = 0; k < NumInputs; ++k) one_per_row[k] = (per_row_inputs >> k & 1u) && inputs[k].inner == 0 && long_rows;
   bool all_contiguous = out.rows_contiguous();
   int64_t across_elem = 0;  // the narrowest element of the operands read down the columns
-  const auto consider = [&](const LoopOperand& op) {
-    widest = std::max(widest, op.elem_size);
-    all_contiguous = all_contiguous && op.rows_contiguous();
+  const auto consider = [&](const LoopOperand& op, bool in_place_anyway) {
+    all_contiguous = all_contiguous && (op.rows_contiguous() || in_place_anyway);
     if (!op.rows_contiguous() && op.inner != 0 && op.outer < op.inner) {
       across_elem = across_elem == 0 ? op.elem_size : std::min(across_elem, op.elem_size);
     }
   };
-  consider(out);
-  for (int k = 0; k < NumInputs; ++k) consider(inputs[k]);
+  consider(out, false);
+  for (int k = 0; k < NumInputs; ++k) consider(inputs[k], one_per_row[k]);
+
+  // Rows of up to a few steps whose merging copies nothing but one repeated row (a count of
+  // shape (cols,), a per-channel count of a channels_last tensor) are merged too: a row costs
+  // the kernel a few dozen instructions, against a few per element for the row's work.
+  const auto back_to_back_or_repeated = [&](const LoopOperand& op) {
+    return op.rows_contiguous() && (op.outer == n * op.elem_size || op.outer == 0);
+  };
+  bool merge_for_free = rows > 1 && n * widest < kMergedRowBytes && out.outer == n * out.elem_size &&
+                        out.rows_contiguous();
+  for (int k = 0; k < NumInputs; ++k) {
+    merge_for_free = merge_for_free && !one_per_row[k] && back_to_back_or_repeated(inputs[k]);
+  }
 
   Block<NumInputs> block;
-  if (all_contiguous && (rows == 1 || n * widest >= kShortRowBytes)) {
+  for (int k = 0; k < NumInputs; ++k) block.one_per_row[k] = one_per_row[k];
+  if (all_contiguous && (rows == 1 || long_rows) && !merge_for_free) {
     for (int k = 0; k < NumInputs; ++k) {
       block.inputs[k] = inputs[k].data;
       block.input_strides[k] = inputs[k].outer;
@@ -167,7 +190,7 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
   } else if (tile_cols == n) {
     tile_rows = std::min(rows, tile_elems / n);
   }
-  const bool merge = tile_cols == n && n * widest < kShortRowBytes;
+  const bool merge = tile_cols == n && (!long_rows || merge_for_free);
   const auto in_place = [&](const LoopOperand& op) {
     return op.rows_contiguous() && (!merge || op.outer == n * op.elem_size);
   };
@@ -181,7 +204,7 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
       for (int k = 0; k < NumInputs; ++k) {
         const LoopOperand& in = inputs[k];
         char* first = in.at(r, i);
-        if (in_place(in)) {
+        if (one_per_row[k] || in_place(in)) {
           block.inputs[k] = first;
           block.input_strides[k] = in.outer;
           continue;
