@@ -60,6 +60,15 @@ inline Vec shift_right_logical_16(Vec x, Vec c) {
   const Vec hi = _mm256_srlv_epi32(_mm256_andnot_si256(low, x), _mm256_srli_epi32(c, 16));
   return _mm256_blend_epi16(hi, lo, 0x55);
 }
+// The arithmetic one the same way, on the top half of each dword, where vpsravd's sign fill
+// is the 16-bit lane's: the high half shifted in place, the low half moved up first and
+// back down after. A count >= 16 leaves only the sign fill in the kept half.
+inline Vec shift_right_arithmetic_16(Vec x, Vec c) {
+  const Vec low = _mm256_set1_epi32(0xffff);
+  const Vec lo = _mm256_srli_epi32(_mm256_srav_epi32(_mm256_slli_epi32(x, 16), _mm256_and_si256(c, low)), 16);
+  const Vec hi = _mm256_srav_epi32(x, _mm256_srli_epi32(c, 16));
+  return _mm256_blend_epi16(hi, lo, 0x55);
+}
 
 // 8-bit lanes, one bit of the count at a time: bits 2, 1, 0 of the count select a shift by
 // 4, 2, 1 (16-bit shifts, masked to stay inside each byte); vpblendvb reads the selecting
@@ -97,11 +106,11 @@ inline Vec shift_vec(Vec x, Vec c) {
   } else if constexpr (Op == ShiftOp::RightLogical) {
     return logical(x);
   } else {
+    if constexpr (Width == 2) return shift_right_arithmetic_16(x, c);
     if constexpr (Width == 4) return _mm256_srav_epi32(x, c);
     const Vec zero = _mm256_setzero_si256();
     Vec fill;
     if constexpr (Width == 1) fill = _mm256_cmpgt_epi8(zero, x);
-    if constexpr (Width == 2) fill = _mm256_srai_epi16(x, 15);
     if constexpr (Width == 8) fill = _mm256_cmpgt_epi64(zero, x);
     return arithmetic_from_logical(x, fill, logical);
   }

@@ -60,6 +60,13 @@ void gather(const LoopOperand op, const char* first, int64_t rows, int64_t cols,
   const int64_t row_bytes = cols * size;
   if (op.inner == 0) {  // broadcast along the row: one value per row
     for (int64_t r = 0; r < rows; ++r) copy_elements<T>(first + r * op.outer, 0, tile + r * row_bytes, size, cols);
+  } else if (op.inner == size && op.outer == 0) {  // one row repeated: copied once, then doubled
+    std::memcpy(tile, first, row_bytes);
+    for (int64_t done = 1; done < rows; done *= 2) {
+      std::memcpy(tile + done * row_bytes, tile, std::min(done, rows - done) * row_bytes);
+    }
+  } else if (op.inner == size) {  // contiguous rows
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(tile + r * row_bytes, first + r * op.outer, row_bytes);
   } else if (rows > 1 && op.outer < op.inner) {
     for (int64_t i = 0; i < cols; ++i) copy_elements<T>(first + i * op.inner, op.outer, tile + i * size, row_bytes, rows);
   } else if (op.inner == 2 * size) {
