@@ -137,10 +137,9 @@ struct Block {
 template <int NumInputs, typename Kernel>
 void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&inputs)[NumInputs], int64_t n,
               int64_t rows, bool streaming, unsigned per_row_inputs = 0) {
-  constexpr int64_t kTileBytes = 8192;  // three tiles (two inputs, the output) well inside a 32 KiB L1
+  constexpr int64_t kTileBytes = 4096;
   constexpr int64_t kLineBytes = 64;
   constexpr int64_t kShortRowBytes = 256;  // a few vector steps
-  constexpr int64_t kMergedRowBytes = 1024;
   int64_t widest = out.elem_size;
   for (int k = 0; k < NumInputs; ++k) widest = std::max(widest, inputs[k].elem_size);
   // Rows shorter than this are merged in tiles (below), where a count per row cannot stay one.
@@ -158,21 +157,9 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
   consider(out, false);
   for (int k = 0; k < NumInputs; ++k) consider(inputs[k], one_per_row[k]);
 
-  // Rows of up to a few steps whose merging copies nothing but one repeated row (a count of
-  // shape (cols,), a per-channel count of a channels_last tensor) are merged too: a row costs
-  // the kernel a few dozen instructions, against a few per element for the row's work.
-  const auto back_to_back_or_repeated = [&](const LoopOperand& op) {
-    return op.rows_contiguous() && (op.outer == n * op.elem_size || op.outer == 0);
-  };
-  bool merge_for_free = rows > 1 && n * widest < kMergedRowBytes && out.outer == n * out.elem_size &&
-                        out.rows_contiguous();
-  for (int k = 0; k < NumInputs; ++k) {
-    merge_for_free = merge_for_free && !one_per_row[k] && back_to_back_or_repeated(inputs[k]);
-  }
-
   Block<NumInputs> block;
   for (int k = 0; k < NumInputs; ++k) block.one_per_row[k] = one_per_row[k];
-  if (all_contiguous && (rows == 1 || long_rows) && !merge_for_free) {
+  if (all_contiguous && (rows == 1 || long_rows)) {
     for (int k = 0; k < NumInputs; ++k) {
       block.inputs[k] = inputs[k].data;
       block.input_strides[k] = inputs[k].outer;
@@ -197,7 +184,7 @@ void run_rows(const Kernel& kernel, const LoopOperand& out, const LoopOperand (&
   } else if (tile_cols == n) {
     tile_rows = std::min(rows, tile_elems / n);
   }
-  const bool merge = tile_cols == n && (!long_rows || merge_for_free);
+  const bool merge = tile_cols == n && !long_rows;
   const auto in_place = [&](const LoopOperand& op) {
     return op.rows_contiguous() && (!merge || op.outer == n * op.elem_size);
   };
