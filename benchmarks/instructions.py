@@ -206,7 +206,7 @@ def main() -> None:
     body = [cells(row) for row in rows]
     print(markdown_rows(COLUMNS, body, left=6))
     worse = [row for row in rows if row["ratio"] > 1.0]
-    verdict = (f"every case executes at most PyTorch's instructions per element" if not worse else
+    verdict = ("every case executes at most PyTorch's instructions per element" if not worse else
                f"{len(worse)} of {len(rows)} cases execute more instructions per element than PyTorch: "
                + ", ".join(f"{r['operands']} {r['op']} {r['dtype']} {size_label(r['size'])} {r['level']} "
                            f"{r['ratio']:.2f}x" for r in worse))
