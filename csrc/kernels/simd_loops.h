@@ -50,8 +50,8 @@ template <typename Step>
 
 // run_steps on every row of `rows` (a is x, b the count).
 template <typename Step>
-[[gnu::always_inline]] inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width, const void* a,
-                      const void* b, void* out, const Rows& rows) {
+[[gnu::always_inline]] inline void run_steps(const Step& step, int64_t per_step, int64_t in_width, int64_t out_width,
+                                             const void* a, const void* b, void* out, const Rows& rows) {
   const int64_t n = rows.n;
   for_each_row(rows, a, b, out, [&, n](const char* a_row, const char* b_row, char* out_row) {
     run_steps(step, per_step, in_width, out_width, a_row, b_row, out_row, n);
@@ -68,14 +68,12 @@ inline void put(char* p, Vec v) {
 }
 
 // Runs loop(std::bool_constant<Streaming>, begin, length) over n elements of `width` bytes,
-// `per_step` at a time: all with ordinary stores, or, when streaming, with ordinary stores
-// for the few elements before `out` is vector-aligned (non-temporal stores need that) and
-// for the partial last step (it goes through a stack buffer), and streaming stores for the
-// full steps in between, fenced so that whoever reads `out` next sees them.
+// `per_step` at a time, for an output written with streaming stores: ordinary stores for the
+// few elements before `out` is vector-aligned (non-temporal stores need that) and for the
+// partial last step (it goes through a stack buffer), and streaming stores for the full
+// steps in between, fenced so that whoever reads `out` next sees them.
 template <typename Loop>
-inline void split_for_streaming(bool streaming, const void* out, int64_t width, int64_t per_step, int64_t n,
-                                const Loop& loop) {
-  if (!streaming) return loop(std::false_type{}, 0, n);
+inline void split_for_streaming(const void* out, int64_t width, int64_t per_step, int64_t n, const Loop& loop) {
   const int64_t misalignment = static_cast<int64_t>(reinterpret_cast<uintptr_t>(out) % kVecBytes);
   const int64_t head = misalignment == 0 ? 0 : std::min(n, (kVecBytes - misalignment) / width);
   const int64_t body = (n - head) / per_step * per_step;
@@ -100,7 +98,7 @@ template <typename MakeStep>
   if (!streaming) return run_steps(make_step(std::false_type{}), per_step, width, width, x, count, out, rows);
   const int64_t n = rows.n;
   for_each_row(rows, x, count, out, [&, n](const char* x_row, const char* count_row, char* out_row) {
-    split_for_streaming(true, out_row, width, per_step, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
+    split_for_streaming(out_row, width, per_step, n, [&](auto streaming_stores, int64_t begin, int64_t len) {
       run_steps(make_step(streaming_stores), per_step, width, width, x_row + begin * width,
                 count_row ? count_row + begin * width : nullptr, out_row + begin * width, len);
     });
