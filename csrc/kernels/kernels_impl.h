@@ -63,20 +63,38 @@ inline U shift_right_logical(U x, uint64_t count) {
   return count < kBits<U> ? static_cast<U>(x >> count) : U(0);
 }
 
-// Arithmetic shift on unsigned lanes, by a count in [0, width): flipping the sign bit maps
-// the signed value v to v + 2^(width-1), which is non-negative; a logical shift of that is
+// The arithmetic right shift, computed on unsigned lanes, in two forms.
+//
+// By one count for every element, in [0, width): flipping the sign bit maps the signed
+// value v to v + 2^(width-1), which is non-negative; a logical shift of that is
 // floor(v / 2^count) + 2^(width-1-count), so subtracting the second term (the sign bit
-// shifted alike) leaves floor(v / 2^count), the arithmetic shift, modulo 2^width.
+// shifted alike, the same for every element) leaves floor(v / 2^count), the arithmetic
+// shift, modulo 2^width. Only shifts by that one count: the loop vectorizes.
 template <typename U>
 inline U shift_right_arithmetic_in_range(U x, uint64_t count) {
   constexpr U kSignBit = static_cast<U>(U(1) << (kBits<U> - 1));
   return static_cast<U>(static_cast<U>(static_cast<U>(x ^ kSignBit) >> count) - static_cast<U>(kSignBit >> count));
 }
 
-// Any count: one >= width saturates at width - 1, which leaves exactly the sign fill.
+// By a count per element, any count: one >= width saturates at width - 1, which leaves
+// exactly the sign fill. x86-64's baseline (SSE2) has no vector shift by a count per lane,
+// so there the loop stays scalar and each instruction of it counts: a lane narrower than 8
+// bytes is sign-extended into a wider unsigned one (a conversion, modulo 2^n), whose logical
+// shift brings copies of the sign bit in from the left: one shift, as many instructions as
+// a signed `>>`. An 8-byte lane, which has no wider one, is inverted when negative (leaving
+// a non-negative value, whose logical shift is its arithmetic one), shifted, inverted back.
 template <typename U>
 inline U shift_right_arithmetic(U x, uint64_t count) {
-  return shift_right_arithmetic_in_range(x, count < kBits<U> ? count : kBits<U> - 1);
+  count = count < kBits<U> ? count : kBits<U> - 1;
+  if constexpr (sizeof(U) < 8) {
+    using Wide = std::conditional_t<(sizeof(U) < 4), uint32_t, uint64_t>;
+    const auto sign_extended =
+        static_cast<Wide>(static_cast<std::make_signed_t<Wide>>(static_cast<std::make_signed_t<U>>(x)));
+    return static_cast<U>(sign_extended >> count);
+  } else {
+    const U sign_fill = U(0) - (x >> (kBits<U> - 1));  // 0, or all ones when negative
+    return static_cast<U>(((x ^ sign_fill) >> count) ^ sign_fill);
+  }
 }
 
 // f(x_row, count_row, out_row) for each row of `rows`; count (and its rows) may be null.
@@ -102,6 +120,9 @@ void map_lanes(const Rows& rows, const void* x, const void* count, void* out, co
     const U* a = reinterpret_cast<const U*>(x_row);
     const U* c = reinterpret_cast<const U*>(count_row);
     U* o = reinterpret_cast<U*>(out_row);
+    // Unrolled: where a count per lane keeps the loop scalar (x86-64's baseline), the loop's
+    // own compare and branch would otherwise be a quarter of its instructions.
+#pragma GCC unroll 4
     for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], c[i]);
   });
 }
