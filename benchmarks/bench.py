@@ -91,7 +91,8 @@ class Case:
     level: str     # torchops dispatch level
 
 
-def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_threads: int) -> list[Case]:
+def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_threads: int) -> list[Case]:
+    """The cases of a run: mode "quick", "full", or "layouts" (the full run's layout rows)."""
     cases = []
 
     def add(ops, dtypes, sizes, operands=("tensor",), threads=(all_threads,), levels=(level_in_use,)):
@@ -101,12 +102,23 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
                 how = "contiguous"
             cases.append(Case(op, dtype, size, how, thread_count, level))
 
-    if quick:
+    if mode == "quick":
         add(["left", "right_logical"], [torch.int8], QUICK_SIZES)
         add(["right", "right_logical"], [torch.int32], QUICK_SIZES)
         add(["left"], [torch.uint32], QUICK_SIZES)
         add(["signbit"], [torch.float32, torch.bfloat16], QUICK_SIZES)
         add(["left"], [torch.int16], [M], operands=["scalar"] + LAYOUTS)
+        return cases
+
+    # Every layout, for every dtype PyTorch shifts, at 1 and 2 threads (the arithmetic right
+    # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one); at
+    # the other levels, one dtype of each width.
+    threads = (1, all_threads) if all_threads > 1 else (1,)
+    add(["left"], TORCH_SHIFT_DTYPES, LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
+    add(["left"], list(SIGNED_OF_WIDTH.values()), LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
+    add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads,
+        levels=(level_in_use, *other_levels))
+    if mode == "layouts":
         return cases
 
     # Every op and dtype at every size: tensor count, contiguous, all threads, the level in use.
@@ -115,14 +127,6 @@ def list_cases(quick: bool, level_in_use: str, other_levels: list[str], all_thre
     # Operand kinds, on dtypes that cover each width and the NumPy-only family.
     add(SHIFT_OPS, [torch.int8, torch.int32, torch.int64, torch.uint16], MID_SIZES,
         operands=("scalar", "count_rows", "strided"))
-    # Every layout, for every dtype PyTorch shifts, at 1 and 2 threads (the arithmetic right
-    # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one); at
-    # the other levels, one dtype of each width.
-    threads = (1, all_threads) if all_threads > 1 else (1,)
-    add(["left"], TORCH_SHIFT_DTYPES, LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
-    add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
-    add(["left"], list(SIGNED_OF_WIDTH.values()), LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
-    add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
     add(["signbit"], [torch.float32, torch.bfloat16, torch.int8], MID_SIZES, operands=("strided",))
     # One thread.
     if all_threads > 1:
@@ -591,7 +595,7 @@ def write_results(rows, info, summary, out_dir, mode, wall_seconds):
     with open(os.path.join(out_dir, "results.md"), "w") as handle:
         handle.write(f"""# torchops benchmark results ({mode} run)
 
-Produced by `benchmarks/bench.py{' --quick' if mode == 'quick' else ''}` in {wall_seconds:.0f} s.
+Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wall_seconds:.0f} s.
 
 ## Machine
 
@@ -657,9 +661,13 @@ def report_again(out_dir: str, baseline: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a handful of sizes and dtypes, well under a minute")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--quick", action="store_true", help="a handful of sizes and dtypes, well under a minute")
+    scope.add_argument("--layouts", action="store_true",
+                       help="only the full run's layout rows, at every level (about 12 minutes on 2 cores)")
     parser.add_argument("--out-dir", help="default: benchmarks/results (--quick: benchmarks/results/quick, "
-                                          "so a demo run does not overwrite the full results)")
+                                          "so a demo run does not overwrite the full results; --layouts: "
+                                          "benchmarks/results/layouts)")
     parser.add_argument("--baseline", help="an earlier run's results.json: every case in both is compared")
     parser.add_argument("--device", choices=["cuda", "xpu"],
                         help="measure on that GPU instead (device.py): against PyTorch's builtins there")
@@ -667,9 +675,10 @@ def main() -> None:
                         help="measure nothing: rewrite results.md and the plot from --out-dir's results.json "
                              "(after a change to the targets)")
     args = parser.parse_args()
+    mode = "quick" if args.quick else "layouts" if args.layouts else "full"
     if args.out_dir is None:
         results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-        args.out_dir = os.path.join(results, "quick") if args.quick else results
+        args.out_dir = results if mode == "full" else os.path.join(results, mode)
     if args.report_only:
         report_again(args.out_dir, args.baseline)
         return
@@ -685,9 +694,8 @@ def main() -> None:
     level = level_in_use()
     levels = [level] if args.quick else supported_levels()
     other_levels = [name for name in levels if name != level]
-    cases = list_cases(args.quick, level, other_levels, all_threads)
+    cases = list_cases(mode, level, other_levels, all_threads)
     check_composites()
-    mode = "quick" if args.quick else "full"
     if load_at_start > 0.5:
         print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "
               "multi-threaded times suffer most (a parallel call waits for its busiest thread)", flush=True)
