@@ -2,6 +2,7 @@
 refusals that name the bad value, the architecture's levels and the levels this CPU supports."""
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -93,3 +94,27 @@ def restore_level():
     before = torchops.cpu_capability()
     yield
     torch.ops.torchops._set_cpu_capability(before)
+
+
+def test_a_level_that_leaves_a_kernel_table_entry_out_does_not_compile(tmp_path):
+    """A level's KernelTable must set every entry (csrc/kernels/kernels.h's Entry): one left
+    out would be a null pointer called at run time. The portable level's file compiles as it
+    is, and not with the last entry of its table taken out."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = open(os.path.join(root, "csrc", "kernels", "kernels_default.cpp")).read()
+    table = re.search(r"kernel_table = \{[^}]*\}", source).group(0)
+    short = re.sub(r", &\w+\}$", "}", table)
+    assert short != table, table
+
+    def compile_(text):
+        path = tmp_path / "level.cpp"
+        path.write_text(text)
+        # $CXX where it is set: the cross compiler under the emulated aarch64 run.
+        compiler = os.environ.get("CXX", "g++").split()
+        return subprocess.run([*compiler, "-std=c++20", "-fsyntax-only", "-I", os.path.join(root, "csrc"), str(path)],
+                              capture_output=True, text=True, timeout=120)
+
+    whole = compile_(source)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    missing = compile_(source.replace(table, short))
+    assert missing.returncode != 0 and "deleted function" in missing.stderr, missing.stderr[-2000:]

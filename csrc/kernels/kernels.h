@@ -14,7 +14,7 @@
 // Files that implement a KernelTable are compiled with ISA-specific code generation, so
 // they include nothing from PyTorch (an inline function emitted there with AVX-512
 // instructions could be picked by the linker for every caller), define everything in a
-// namespace named for the ISA, and hold no dynamic initializers.
+// namespace named for the ISA, and hold no dynamic initializers (each table is `constinit`).
 #pragma once
 
 #include <cstdint>
@@ -40,22 +40,40 @@ struct Rows {
   int64_t out_stride;
 };
 
+// One entry of a KernelTable: a function pointer that cannot be left out. Aggregate
+// initialization value-initializes a member that a table's braces leave out, and this type
+// has no default constructor, so a level that misses an entry does not compile (a plain
+// pointer would be left null, with only a warning). Called like the function.
+template <typename Function>
+struct Entry;
+
+template <typename... Args>
+struct Entry<void (*)(Args...)> {
+  Entry() = delete;
+  constexpr Entry(void (*function)(Args...)) : function(function) {}  // implicit: a table is a brace list
+  void operator()(Args... args) const { function(args...); }
+  void (*function)(Args...);
+};
+
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
 struct KernelTable {
   // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
-  void (*shift)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
-                bool streaming);
+  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                 bool streaming)>
+      shift;
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
-  void (*shift_by_scalar)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
-                          bool streaming);
+  Entry<void (*)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
+                 bool streaming)>
+      shift_by_scalar;
   // out[i] = shift(x[i], count of the row): one count per row, the `width`-byte element at
   // count + r * rows.count_stride for row r (a count of shape (rows, 1)). Each row is shifted
   // as by shift_by_scalar, the count settled once per row, not once per element.
-  void (*shift_by_row_count)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
-                             bool streaming);
+  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                 bool streaming)>
+      shift_by_row_count;
   // out[i] = top bit of the `width`-byte element x[i].
-  void (*signbit)(int width, const void* x, bool* out, const Rows& rows);
+  Entry<void (*)(int width, const void* x, bool* out, const Rows& rows)> signbit;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

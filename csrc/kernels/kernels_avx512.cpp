@@ -138,7 +138,7 @@ void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512};
+constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512};
 
 }  // namespace avx512
 }  // namespace torchops

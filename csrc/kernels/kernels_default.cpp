@@ -12,7 +12,7 @@ namespace default_isa {
 
 #include "kernels/kernels_impl.h"
 
-const KernelTable kernel_table = {&shift, &shift_by_scalar, &shift_by_row_count, &signbit};
+constinit const KernelTable kernel_table = {&shift, &shift_by_scalar, &shift_by_row_count, &signbit};
 
 }  // namespace default_isa
 }  // namespace torchops
