@@ -69,7 +69,7 @@ INTEGRATIONS = {
 def _missing(integration, overloads):
     where, covers = INTEGRATIONS[integration]
     missing = [str(overload) for overload in overloads if not covers(overload)]
-    return f"{', '.join(missing)} without a {integration} ({where})" if missing else None
+    return f"{', '.join(missing)}: no {integration} ({where})" if missing else None
 
 
 @pytest.mark.parametrize("integration", INTEGRATIONS)
@@ -96,8 +96,8 @@ def test_each_check_names_an_op_it_does_not_cover(integration, unknown_op):
         try:
             library.define("rotate_(Tensor(a!) x, int count) -> Tensor(a!)")
             unknown_op = torch.ops.torchops_coverage_probe.rotate_.default
-            assert _missing(integration, [unknown_op]) == f"{unknown_op} without a {integration} ({where})"
+            assert _missing(integration, [unknown_op]) == f"{unknown_op}: no {integration} ({where})"
         finally:
             library._destroy()
         return
-    assert _missing(integration, [unknown_op]) == f"{unknown_op} without a {integration} ({where})"
+    assert _missing(integration, [unknown_op]) == f"{unknown_op}: no {integration} ({where})"
