@@ -138,7 +138,9 @@ def test_outputs_large_enough_for_streaming_stores(cpu_capability, dtype, direct
 
 # --------------------------------------------------------------------------
 # Layouts through the CPU loops' row driver (csrc/ops/common.h, run_rows): rows handed to
-# the kernels in place with their strides, and tiles for strided operands, at sizes that
+# the kernels in place with their strides, and tiles for strided operands (or, at a level
+# whose shift by a count tensor is a scalar loop, those operands read in place with their
+# element strides: kernels.h's strided_shift_in_place), at sizes that
 # span several tiles (4096 bytes of the widest element; 64 bytes of rows when an operand
 # is read across its rows) with partial ones at both edges, and on both sides of the
 # row length where a count per row goes to the scalar kernel (1024 bytes). Checked
@@ -195,6 +197,10 @@ def layout_cases(dtype, generator):
     yield "x expanded along rows", bits(1, 333).expand(50, 333), counts(50, 333), None
     yield "x expanded along each row", bits(50, 1).expand(50, 333), counts(50, 333), None
     yield "out rows sliced", bits(60, 333), counts(60, 333), torch.empty(60, 340, dtype=dtype)[:, 2:335]
+    # Every array at its own step (x86-64's portable level reads these in place).
+    yield "out every other column", bits(60, 333), counts(60, 333), torch.empty(60, 666, dtype=dtype)[:, ::2]
+    yield "x and count transposed, out contiguous", bits(131, 150).t(), counts(131, 150).t(), torch.empty(150, 131,
+                                                                                                         dtype=dtype)
     yield "0-d count, x transposed", bits(131, 150).t(), counts(), None
     yield "Python-int count, x transposed", bits(131, 150).t(), 3, None
     yield "Python-int count, x every other column", bits(3, 10002)[:, 1::2], model.width(dtype) - 1, None

@@ -55,6 +55,21 @@ struct Entry<void (*)(Args...)> {
   void (*function)(Args...);
 };
 
+// A value of a KernelTable that cannot be left out, as an Entry cannot.
+template <typename T>
+struct Setting {
+  Setting() = delete;
+  constexpr Setting(T value) : value(value) {}  // implicit: a table is a brace list
+  T value;
+};
+
+// How far apart the elements of a row are, per array, in bytes (0: one element repeated).
+struct Steps {
+  int64_t x;
+  int64_t count;
+  int64_t out;
+};
+
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
 struct KernelTable {
@@ -74,6 +89,17 @@ struct KernelTable {
       shift_by_row_count;
   // out[i] = top bit of the `width`-byte element x[i].
   Entry<void (*)(int width, const void* x, bool* out, const Rows& rows)> signbit;
+  // out[i] = shift(x[i], count[i]) as by `shift`, read and written in place in rows whose
+  // elements are `steps` apart (a transposed x, every other element).
+  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                 const Steps& steps)>
+      shift_strided;
+  // Whether a shift by a count tensor whose operands are not contiguous along their rows goes
+  // to shift_strided (true) or to `shift` through contiguous copies (csrc/ops/common.h's
+  // tiles). The copies pay where `shift` is a vector loop. Where it is a scalar loop (x86-64's
+  // portable level: SSE2 has no shift by a count per lane), a copy in and out costs more
+  // instructions an element than the strided addresses it saves.
+  Setting<bool> strided_shift_in_place;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

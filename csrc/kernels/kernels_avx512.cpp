@@ -138,7 +138,8 @@ void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512};
+constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512,
+                                              &shift_strided, false};
 
 }  // namespace avx512
 }  // namespace torchops

@@ -138,16 +138,56 @@ void map_lanes(const Rows& rows, const void* x, void* out, const F& f) {
   });
 }
 
-template <typename U>
-void shift_lanes(ShiftOp op, const void* x, const void* count, void* out, const Rows& rows) {
-  switch (op) {
-    case ShiftOp::Left:
-      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_left(a, c); });
-    case ShiftOp::RightLogical:
-      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_right_logical(a, c); });
-    case ShiftOp::RightArithmetic:
-      return map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_right_arithmetic(a, c); });
-  }
+// out[i] = f(x[i], count[i]) on every row, for lanes of type U whose elements are `steps`
+// apart. Unaligned reads and writes (memcpy), as a strided view's data may be. An input not
+// marked strided, and `out` unless both inputs are, take contiguous elements: the compiler
+// then steps one index for them, where a pointer per array would not all stay in registers.
+template <typename U, bool StridedX, bool StridedCount, typename F>
+void map_strided_lanes(const Rows& rows, const Steps& steps, const void* x, const void* count, void* out,
+                       const F& f) {
+  const int64_t n = rows.n;
+  const Steps s = steps;  // by value, for the reason for_each_row gives
+  for_each_row(rows, x, count, out, [n, s, &f](const char* x_row, const char* count_row, char* out_row) {
+    const int64_t x_step = StridedX ? s.x : int64_t(sizeof(U));
+    const int64_t count_step = StridedCount ? s.count : int64_t(sizeof(U));
+    const int64_t out_step = StridedX && StridedCount ? s.out : int64_t(sizeof(U));
+    const auto element = [&](int64_t i) {
+      U a, c;
+      std::memcpy(&a, x_row + i * x_step, sizeof(U));
+      std::memcpy(&c, count_row + i * count_step, sizeof(U));
+      const U o = f(a, c);
+      std::memcpy(out_row + i * out_step, &o, sizeof(U));
+    };
+    // Four elements a step, each at a constant multiple of the step from the step's first: the
+    // compiler keeps those offsets in registers and advances one pointer per operand per step.
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      element(i);
+      element(i + 1);
+      element(i + 2);
+      element(i + 3);
+    }
+    for (; i < n; ++i) element(i);
+  });
+}
+
+// The loop of map_strided_lanes for these steps: one input strided and out contiguous (a
+// transposed or every-other-element operand into a new output: the common cases), or any.
+template <typename U, typename F>
+void map_strided_lanes(const Rows& rows, const Steps& steps, const void* x, const void* count, void* out,
+                       const F& f) {
+  constexpr int64_t size = sizeof(U);
+  if (steps.out == size && steps.count == size) return map_strided_lanes<U, true, false>(rows, steps, x, count, out, f);
+  if (steps.out == size && steps.x == size) return map_strided_lanes<U, false, true>(rows, steps, x, count, out, f);
+  map_strided_lanes<U, true, true>(rows, steps, x, count, out, f);
+}
+
+// The shift `Op` of one lane by its own count, any count.
+template <typename U, ShiftOp Op>
+inline U shift_lane(U x, U count) {
+  if constexpr (Op == ShiftOp::Left) return shift_left(x, count);
+  if constexpr (Op == ShiftOp::RightLogical) return shift_right_logical(x, count);
+  if constexpr (Op == ShiftOp::RightArithmetic) return shift_right_arithmetic(x, count);
 }
 
 // A count that is out of range for every element is settled once, before any loop: the
@@ -185,16 +225,23 @@ void signbit_lanes(const void* x, bool* out, const Rows& rows) {
   map_lanes<U, bool>(rows, x, out, [](U a) { return static_cast<bool>(a >> (kBits<U> - 1)); });
 }
 
-// Width dispatch: the table entries take untyped pointers and a lane width in bytes.
+// The table entries take untyped pointers, a lane width in bytes and the op, dispatched here.
 // The portable loops leave `streaming` to the compiler: it has no portable spelling.
 inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                   bool /*streaming*/) {
-  switch (width) {
-    case 1: return shift_lanes<uint8_t>(op, x, count, out, rows);
-    case 2: return shift_lanes<uint16_t>(op, x, count, out, rows);
-    case 4: return shift_lanes<uint32_t>(op, x, count, out, rows);
-    case 8: return shift_lanes<uint64_t>(op, x, count, out, rows);
-  }
+  with_width_and_op(width, op, [&](auto w, auto o) {
+    using U = Lane<decltype(w)::value>;
+    map_lanes<U>(rows, x, count, out, [](U a, U c) { return shift_lane<U, decltype(o)::value>(a, c); });
+  });
+}
+
+inline void shift_strided(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                          const Steps& steps) {
+  with_width_and_op(width, op, [&](auto w, auto o) {
+    using U = Lane<decltype(w)::value>;
+    map_strided_lanes<U>(rows, steps, x, count, out,
+                         [](U a, U c) { return shift_lane<U, decltype(o)::value>(a, c); });
+  });
 }
 
 inline void shift_by_scalar(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
