@@ -189,6 +189,13 @@ def layout_cases(dtype, generator):
     yield "count per row, out transposed", bits(70, 1100), counts(70, 1), torch.empty(1100, 70, dtype=dtype).t()
     yield "count per row, x every other column", bits(70, 2200)[:, ::2], counts(70, 1), None
     yield "count per column, rows of 7", bits(600, 7), counts(7), None
+    # Rows of one or two full vector steps (and a partial one) by a repeated count row, whose
+    # vectors the vector levels keep in registers: 256, 300 and 600 bytes.
+    for row_bytes in (256, 300, 600):
+        cols = row_bytes // (model.width(dtype) // 8)
+        yield f"count per column, rows of {cols}", bits(40, cols), counts(cols), None
+    yield "channels_last, per-channel count, 300 bytes a pixel", bits(2, 300 // (model.width(dtype) // 8), 3, 5).contiguous(
+        memory_format=torch.channels_last), counts(300 // (model.width(dtype) // 8), 1, 1), None
     channels_last = bits(3, 37, 5, 7).contiguous(memory_format=torch.channels_last)
     yield "channels_last, per-channel count", channels_last, counts(1, 37, 1, 1), None
     rgb = bits(2, 3, 50, 41).contiguous(memory_format=torch.channels_last)
