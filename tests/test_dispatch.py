@@ -97,9 +97,9 @@ def restore_level():
 
 
 def test_a_level_that_leaves_a_kernel_table_entry_out_does_not_compile(tmp_path):
-    """A level's KernelTable must set every entry (csrc/kernels/kernels.h's Entry and Setting):
-    one left out would be a null pointer called at run time, or a setting silently false. The
-    portable level's file compiles as it is, and not with the last entry of its table taken out."""
+    """A level's KernelTable must set every entry (csrc/kernels/kernels.h's Entry): one left
+    out would be a null pointer called at run time. The portable level's file compiles as it
+    is, and not with the last entry of its table taken out."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     source = open(os.path.join(root, "csrc", "kernels", "kernels_default.cpp")).read()
     table = re.search(r"kernel_table = \{[^}]*\}", source).group(0)

@@ -47,20 +47,12 @@ struct Rows {
 template <typename Function>
 struct Entry;
 
-template <typename... Args>
-struct Entry<void (*)(Args...)> {
+template <typename Result, typename... Args>
+struct Entry<Result (*)(Args...)> {
   Entry() = delete;
-  constexpr Entry(void (*function)(Args...)) : function(function) {}  // implicit: a table is a brace list
-  void operator()(Args... args) const { function(args...); }
-  void (*function)(Args...);
-};
-
-// A value of a KernelTable that cannot be left out, as an Entry cannot.
-template <typename T>
-struct Setting {
-  Setting() = delete;
-  constexpr Setting(T value) : value(value) {}  // implicit: a table is a brace list
-  T value;
+  constexpr Entry(Result (*function)(Args...)) : function(function) {}  // implicit: a table is a brace list
+  Result operator()(Args... args) const { return function(args...); }
+  Result (*function)(Args...);
 };
 
 // How far apart the elements of a row are, per array, in bytes (0: one element repeated).
@@ -94,12 +86,14 @@ struct KernelTable {
   Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                  const Steps& steps)>
       shift_strided;
-  // Whether a shift by a count tensor whose operands are not contiguous along their rows goes
-  // to shift_strided (true) or to `shift` through contiguous copies (csrc/ops/common.h's
-  // tiles). The copies pay where `shift` is a vector loop. Where it is a scalar loop (x86-64's
-  // portable level: SSE2 has no shift by a count per lane), a copy in and out costs more
-  // instructions an element than the strided addresses it saves.
-  Setting<bool> strided_shift_in_place;
+  // Whether a shift by a count tensor whose operands are not contiguous along their rows (of
+  // `width`-byte elements, `step` bytes apart at most) goes to shift_strided (true) or to
+  // `shift` through contiguous copies (csrc/ops/common.h's tiles). Each level's rule is
+  // measured (docs/performance.md): the copies pay where `shift` is a vector loop, and on a
+  // transposed operand, whose tiles read each cache line once; they cost more than they save
+  // where `shift` is a scalar loop (x86-64's portable level: SSE2 has no shift by a count per
+  // lane), and on wide elements a short step apart, which the scalar loop reads in order.
+  Entry<bool (*)(int width, int64_t step)> strided_shift_in_place;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

@@ -193,7 +193,7 @@ void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
 }
 
 constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx2,
-                                              &shift_strided, false};
+                                              &shift_strided, &strided_shift_in_place_simd};
 
 }  // namespace avx2
 }  // namespace torchops

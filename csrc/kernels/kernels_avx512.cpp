@@ -139,7 +139,7 @@ void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
 }
 
 constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512,
-                                              &shift_strided, false};
+                                              &shift_strided, &strided_shift_in_place_simd};
 
 }  // namespace avx512
 }  // namespace torchops

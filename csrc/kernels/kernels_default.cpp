@@ -12,17 +12,19 @@ namespace default_isa {
 
 #include "kernels/kernels_impl.h"
 
-// On x86-64 this level's `shift` is a scalar loop (SSE2 has no shift by a count per lane), so
-// strided operands go to shift_strided in place (kernels.h). On aarch64 the compiler vectorizes
-// it with NEON, and the contiguous copies pay, as at the x86 vector levels.
+// On x86-64 this level's `shift` is a scalar loop (SSE2 has no shift by a count per lane):
+// every strided operand is read in place (kernels.h). On aarch64 the compiler vectorizes it
+// with NEON, and the contiguous copies pay, as at the x86 vector levels.
+bool strided_shift_in_place(int /*width*/, int64_t /*step*/) {
 #if defined(__x86_64__)
-constexpr bool kStridedShiftInPlace = true;
+  return true;
 #else
-constexpr bool kStridedShiftInPlace = false;
+  return false;
 #endif
+}
 
 constinit const KernelTable kernel_table = {&shift,   &shift_by_scalar, &shift_by_row_count,
-                                            &signbit, &shift_strided,   kStridedShiftInPlace};
+                                            &signbit, &shift_strided,   &strided_shift_in_place};
 
 }  // namespace default_isa
 }  // namespace torchops

@@ -108,13 +108,16 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
     const LoopOperand count{data[2], strides[2], strides[5], width};
     const bool streams = streams_rows(iter, n, width);
     // An operand that is neither contiguous nor repeated along its rows (a transposed x, every
-    // other element) would be copied into run_rows's tiles.
-    const auto gathered = [](const LoopOperand& op) { return op.inner != 0 && !op.rows_contiguous(); };
+    // other element) would be copied into run_rows's tiles: the largest step of those, or 0.
+    const auto gathered_step = [](const LoopOperand& op) {
+      return op.inner != 0 && !op.rows_contiguous() ? op.inner : int64_t(0);
+    };
+    const int64_t step = std::max({gathered_step(out), gathered_step(x), gathered_step(count)});
     if (count.inner == 0 && count.outer == 0) {  // one count for the whole loop
       uint64_t c = 0;
       std::memcpy(&c, count.data, width);  // little-endian: the low bytes of c
       shift_rows_by_scalar(kernels, op, c, out, x, n, rows, streams);
-    } else if (kernels.strided_shift_in_place.value && (gathered(out) || gathered(x) || gathered(count))) {
+    } else if (step != 0 && kernels.strided_shift_in_place(static_cast<int>(width), step)) {
       kernels.shift_strided(op, static_cast<int>(width), x.data, count.data, out.data,
                             Rows{n, rows, x.outer, count.outer, out.outer}, Steps{x.inner, count.inner, out.inner});
     } else {
