@@ -69,6 +69,8 @@ def machine_info(levels: list[str], level: str, all_threads: int) -> dict:
         "cpu": cpu, "cores": os.cpu_count(), "torch threads": all_threads, "torch": torch.__version__,
         "numpy": np.__version__, "python": platform.python_version(), "torchops level": level,
         "levels measured": ", ".join(levels),
+        # PyTorch's own kernel level: its best on this CPU, or what ATEN_CPU_CAPABILITY chose.
+        "PyTorch level": torch.backends.cpu.get_cpu_capability().lower(),
     }
 
 
