@@ -16,6 +16,7 @@ import torchops
 from torchops._contract import OVERLOADS
 
 import model
+from bad_calls import BAD_CALLS
 from conftest import OVERLOAD_NAMES, assert_same_tensors, make_tensor, random_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,62 +205,23 @@ def test_fake_kernel_output_metadata_matches_real(sample):
     assert not fake.requires_grad
 
 
-def _error_cases():
-    """(id, tensors, call(*tensors), expected exception, message regex)."""
-    def i32(*values):
-        return make_tensor(list(values), torch.int32)
-
-    return [
-        ("x-float", (torch.ones(3), i32(1, 2, 3)),
-         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
-        ("x-bool-scalar-count", (torch.ones(3, dtype=torch.bool),),
-         lambda x: ops.bitshift(x, 1, "LEFT", True), TypeError, "bitshift"),
-        ("y-float", (i32(1, 2, 3), torch.ones(3)),
-         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
-        ("scalar-count-bool", (i32(1, 2, 3),),
-         lambda x: ops.bitshift(x, True, "LEFT", True), TypeError, "bitshift"),
-        ("scalar-count-float", (i32(1, 2, 3),),
-         lambda x: ops.bitshift(x, 1.5, "LEFT", True), TypeError, "bitshift"),
-        ("unpromotable", (make_tensor([1], torch.uint16), make_tensor([1], torch.int8)),
-         lambda x, y: ops.bitshift(x, y, "LEFT", True), TypeError, "bitshift"),
-        ("direction", (i32(1, 2, 3), i32(1, 2, 3)),
-         lambda x, y: ops.bitshift(x, y, "UP", True), ValueError, "bitshift"),
-        ("direction-scalar", (i32(1, 2, 3),),
-         lambda x: ops.bitshift(x, 1, "Left", True), ValueError, "bitshift"),
-        ("not-broadcastable", (i32(1, 2, 3), i32(1, 2)),
-         lambda x, y: ops.bitshift(x, y, "LEFT", True), RuntimeError, "bitshift"),
-        ("in-place-shape", (i32(1, 2, 3), torch.ones(2, 3, dtype=torch.int32)),
-         lambda x, y: ops.bitshift_(x, y, "LEFT", True), RuntimeError, "bitshift"),
-        ("in-place-dtype", (make_tensor([1, 2], torch.int8), i32(1, 2)),
-         lambda x, y: ops.bitshift_(x, y, "LEFT", True), RuntimeError, "bitshift"),
-        ("in-place-float", (torch.ones(2),),
-         lambda x: ops.bitshift_(x, 1, "LEFT", True), TypeError, "bitshift"),
-        ("out-dtype", (i32(1, 2), i32(1, 2), torch.empty(2, dtype=torch.int64)),
-         lambda x, y, out: ops.bitshift.out(x, y, "LEFT", True, out=out), RuntimeError, "bitshift"),
-        ("scalar-out-dtype", (i32(1, 2), torch.empty(2, dtype=torch.int8)),
-         lambda x, out: ops.bitshift.Scalar_out(x, 1, "LEFT", True, out=out), RuntimeError, "bitshift"),
-        ("signbit-complex", (torch.ones(2, dtype=torch.complex64),),
-         lambda x: ops.signbit(x), TypeError, "signbit"),
-        ("signbit-out-dtype", (torch.ones(2), torch.empty(2, dtype=torch.int8)),
-         lambda x, out: ops.signbit.out(x, out=out), RuntimeError, "signbit"),
-    ]
-
-
-ERROR_CASES = _error_cases()
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+@pytest.mark.parametrize("case", BAD_CALLS, ids=[c.id for c in BAD_CALLS])
 def test_fake_kernel_raises_the_eager_error(case):
-    _, tensors, call, exception, pattern = case
-    with pytest.raises(exception, match=pattern) as eager:
-        call(*[t.clone() for t in tensors])
+    with pytest.raises(case.exception, match=case.pattern) as eager:
+        case.call(*[t.clone() for t in case.tensors])
     with FakeTensorMode() as mode:
-        fakes = [mode.from_tensor(t) for t in tensors]
-        with pytest.raises(exception, match=pattern) as fake:
-            call(*fakes)
+        fakes = [mode.from_tensor(t) for t in case.tensors]
+        with pytest.raises(case.exception, match=case.pattern) as fake:
+            case.call(*fakes)
     assert type(fake.value) is type(eager.value)
     # STYLE.md: the fake kernels say the same thing (eager may append torch's own detail).
     assert str(eager.value).startswith(str(fake.value)), (str(eager.value), str(fake.value))
+
+
+def test_bad_calls_cover_every_overload():
+    covered = {str(case.overload) for case in BAD_CALLS}
+    missing = sorted(OVERLOAD_NAMES - covered)
+    assert not missing, f"tests/bad_calls.py: no bad call of {', '.join(missing)}: add a row for each"
 
 
 def _raised_under_compile(error, exception):
@@ -268,19 +230,18 @@ def _raised_under_compile(error, exception):
     return type(error) is exception or re.search(rf"got {exception.__name__}\(", str(error))
 
 
-COMPILE_ERROR_CASES = [c for c in ERROR_CASES
-                       if c[0] in ("x-float", "direction", "not-broadcastable", "in-place-dtype", "out-dtype",
+COMPILE_ERROR_CASES = [c for c in BAD_CALLS
+                       if c.id in ("x-float", "direction", "not-broadcastable", "in-place-dtype", "out-dtype",
                                    "signbit-complex")]
 
 
-@pytest.mark.parametrize("case", COMPILE_ERROR_CASES, ids=[c[0] for c in COMPILE_ERROR_CASES])
+@pytest.mark.parametrize("case", COMPILE_ERROR_CASES, ids=[c.id for c in COMPILE_ERROR_CASES])
 def test_compile_raises_the_eager_error(case):
-    _, tensors, call, exception, _ = case
     torch._dynamo.reset()
-    compiled = torch.compile(call, fullgraph=True, backend="eager")
+    compiled = torch.compile(case.call, fullgraph=True, backend="eager")
     with pytest.raises(Exception) as info:
-        compiled(*[t.clone() for t in tensors])
-    assert _raised_under_compile(info.value, exception), repr(info.value)
+        compiled(*[t.clone() for t in case.tensors])
+    assert _raised_under_compile(info.value, case.exception), repr(info.value)
 
 
 # --------------------------------------------------------------------------
