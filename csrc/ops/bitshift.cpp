@@ -102,7 +102,7 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
   const int64_t width = iter.element_size(0);
   TORCH_INTERNAL_ASSERT(iter.dtype(1) == iter.dtype(0) && iter.dtype(2) == iter.dtype(0));
   const KernelTable& kernels = active_kernels();
-  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_loop2d(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     const LoopOperand out{data[0], strides[0], strides[3], width};
     const LoopOperand x{data[1], strides[1], strides[4], width};
     const LoopOperand count{data[2], strides[2], strides[5], width};
@@ -133,7 +133,7 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
 void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
   const int64_t width = iter.element_size(0);
   const KernelTable& kernels = active_kernels();
-  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_loop2d(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     const LoopOperand out{data[0], strides[0], strides[2], width};
     const LoopOperand x{data[1], strides[1], strides[3], width};
     shift_rows_by_scalar(kernels, op, count, out, x, n, rows, streams_rows(iter, n, width));

@@ -18,7 +18,7 @@ void mark_forked_child() { forked_child.store(true, std::memory_order_relaxed); 
 
 }  // namespace
 
-void for_each_row(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
+void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
   if (forked_child.load(std::memory_order_relaxed)) {
     iter.serial_for_each(loop, {0, iter.numel()});
   } else {

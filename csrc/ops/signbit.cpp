@@ -40,7 +40,7 @@ void write_signbits(at::ScalarType dtype, int64_t width, const void* x, bool* ou
 void signbit_loop(at::TensorIteratorBase& iter) {
   const at::ScalarType dtype = iter.input_dtype(0);
   const int64_t width = iter.element_size(1);
-  for_each_row(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+  for_each_loop2d(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
     const LoopOperand out{data[0], strides[0], strides[2], sizeof(bool)};
     const LoopOperand x{data[1], strides[1], strides[3], width};
     run_rows<1>([&](const Block<1>& b) {
