@@ -64,11 +64,13 @@ struct Steps {
 
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
+// A shift by a count tensor (of x's width), an entry of two kinds below.
+using ShiftByTensor = void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                               bool streaming);
+
 struct KernelTable {
   // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
-  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
-                 bool streaming)>
-      shift;
+  Entry<ShiftByTensor> shift;
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
   Entry<void (*)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
                  bool streaming)>
@@ -76,9 +78,7 @@ struct KernelTable {
   // out[i] = shift(x[i], count of the row): one count per row, the `width`-byte element at
   // count + r * rows.count_stride for row r (a count of shape (rows, 1)). Each row is shifted
   // as by shift_by_scalar, the count settled once per row, not once per element.
-  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
-                 bool streaming)>
-      shift_by_row_count;
+  Entry<ShiftByTensor> shift_by_row_count;
   // out[i] = top bit of the `width`-byte element x[i].
   Entry<void (*)(int width, const void* x, bool* out, const Rows& rows)> signbit;
   // out[i] = shift(x[i], count[i]) as by `shift`, read and written in place in rows whose
