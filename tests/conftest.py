@@ -10,6 +10,7 @@ import functools
 import os
 import re
 import signal
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -432,6 +433,14 @@ def restore_num_threads():
 
 # --------------------------------------------------------------------------
 # subprocesses
+def run_python(code, **env):
+    """Runs `code` in a fresh Python: this process's environment without the switch that sends
+    CPU tensors to the other devices' kernels (a test says which kernels it wants), plus `env`."""
+    environment = {key: value for key, value in os.environ.items() if key != "TORCHOPS_CPU_KERNELS"}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**environment, **env})
+
+
 def _descendants(pid):
     """The pids of pid's children, their children, and so on, read from /proc."""
     children = {}

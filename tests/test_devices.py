@@ -5,24 +5,16 @@ The paths themselves are checked by the semantic suites, run whole under
 TORCHOPS_CPU_KERNELS=composite and =triton (.ci/run); on a machine with a GPU,
 tests/test_cuda.py runs them on the device.
 """
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 
 from torchops import _triton
 from torchops._contract import OVERLOADS
 
+from conftest import run_python
+
 # The backend keys that have no kernel of torchops's own but the device-generic one.
 OTHER_BACKENDS = ["CUDA", "XPU", "MPS", "PrivateUse1", "HIP", "Meta"]
-
-
-def run_python(code, **env):
-    environment = {key: value for key, value in os.environ.items() if key != "TORCHOPS_CPU_KERNELS"}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**environment, **env})
 
 
 @pytest.mark.parametrize("backend", OTHER_BACKENDS)

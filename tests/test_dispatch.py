@@ -11,18 +11,13 @@ import torch
 
 import torchops
 
+from conftest import run_python
+
 # Each architecture's levels, lowest first (docs/internals.md#adding-a-kernel-level).
 ARCHITECTURE_LEVELS = {"x86_64": ["default", "avx2", "avx512"], "aarch64": ["default"]}
 LEVELS = torch.ops.torchops._cpu_capabilities()
 SUPPORTED = torch.ops.torchops._supported_cpu_capabilities()
 ARCHITECTURE = {"x86_64": "x86-64"}.get(platform.machine(), platform.machine())
-
-
-def run_python(code, **env):
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        env={**os.environ, **env},
-    )
 
 
 @pytest.mark.skipif(platform.machine() not in ARCHITECTURE_LEVELS, reason="an architecture without its own levels")
