@@ -28,6 +28,8 @@ from torchops import _fastpath, _twins as twins, ops
 
 from conftest import make_tensor
 
+pytestmark = pytest.mark.python_layers
+
 OPS = torch.ops.torchops
 # The functions with a compiled entry: the public API but the kernel-level query.
 TYPED_FUNCTIONS = [name for name in ops.__all__ if name != "cpu_capability"]

@@ -24,7 +24,7 @@ import torch
 
 from torchops._library import release
 
-pytestmark = pytest.mark.deploy
+pytestmark = [pytest.mark.deploy, pytest.mark.python_layers]
 
 ROOT = Path(__file__).resolve().parents[1]
 

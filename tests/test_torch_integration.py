@@ -21,6 +21,8 @@ from conftest import OVERLOAD_NAMES, assert_same_tensors, make_tensor, random_va
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.python_layers
+
 ops = torch.ops.torchops
 
 

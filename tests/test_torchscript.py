@@ -20,7 +20,7 @@ from conftest import (
     special_float_patterns,
 )
 
-pytestmark = ONLY_TORCHSCRIPT_DEPRECATIONS
+pytestmark = [*ONLY_TORCHSCRIPT_DEPRECATIONS, pytest.mark.python_layers]
 
 
 class TypedApi(torch.nn.Module):
