@@ -217,9 +217,9 @@ void shift_by_row_count_simd(ShiftOp op, int width, const void* x, const void* c
 
 // The vector levels' rule for strided operands (kernels.h): elements of 4 and 8 bytes at most a
 // cache line apart (every other column, not a transposed operand) are read in place by the
-// scalar shift_strided, which keeps up with memory there (measured at AVX2: 1.0-1.8x PyTorch
-// from 1M to 16M elements, where the tiles measured 0.73-0.88x on 16M); narrower elements and
-// transposed operands go through the tiles to the vector loop (at AVX2, 1.3-6.9x PyTorch on
-// every other int8/int16 element and 1.7-5.7x on a transposed x, against 1.0-1.9x in place).
-// AVX-512 takes the AVX2 rule: it was measured on no AVX-512 CPU.
+// scalar shift_strided, which keeps up with memory there where the tiles fell behind it;
+// narrower elements, whose vector loop is far cheaper than the scalar one, and transposed
+// operands, whose tiles read each cache line once, go through the tiles. Measured at AVX2
+// (docs/performance.md, "Kernel levels and dispatch"); AVX-512 takes the AVX2 rule, measured
+// on no AVX-512 CPU.
 bool strided_shift_in_place_simd(int width, int64_t step) { return width >= 4 && step <= 64; }
