@@ -105,11 +105,11 @@ template <typename MakeStep>
   });
 }
 
-// A count tensor's step (shift_tensor_count), with ordinary stores.
-template <int Width, ShiftOp Op>
+// A count tensor's step (shift_tensor_count).
+template <int Width, ShiftOp Op, bool Streaming>
 [[gnu::always_inline]] inline void shift_step(const char* a, const char* c, char* o) {
   for (int v = 0; v < kVectorsPerStep; ++v) {
-    store(o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), load(c + v * kVecBytes)));
+    put<Streaming>(o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), load(c + v * kVecBytes)));
   }
 }
 
@@ -134,9 +134,11 @@ void shift_by_repeated_count_row(const void* x, const void* count, void* out, co
   for (int64_t r = 0; r < rows.rows; ++r) {
     const char* a = x_bytes + r * x_stride;
     char* o = out_bytes + r * out_stride;
-    for (int v = 0; v < kVectors; ++v) store(o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), counts[v]));
+    for (int v = 0; v < kVectors; ++v) {
+      store(o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), counts[v]));
+    }
     if (rest == 0) continue;
-    run_last_step([](const char* a, const char* c, char* o) { shift_step<Width, Op>(a, c, o); }, Width, Width,
+    run_last_step([](const char* a, const char* c, char* o) { shift_step<Width, Op, false>(a, c, o); }, Width, Width,
                   a + FullSteps * kStepBytes, count_bytes + FullSteps * kStepBytes, o + FullSteps * kStepBytes, rest);
   }
 }
@@ -151,10 +153,7 @@ void shift_tensor_count(const void* x, const void* count, void* out, const Rows&
   }
   run_shift_rows(streaming, [](auto streaming_stores) {
     return [](const char* a, const char* c, char* o) {
-      for (int v = 0; v < kVectorsPerStep; ++v) {
-        put<decltype(streaming_stores)::value>(
-            o + v * kVecBytes, shift_vec<Width, Op>(load(a + v * kVecBytes), load(c + v * kVecBytes)));
-      }
+      shift_step<Width, Op, decltype(streaming_stores)::value>(a, c, o);
     };
   }, Width, kVectorsPerStep * kVecBytes / Width, x, count, out, rows);
 }
