@@ -1,7 +1,7 @@
 // Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD): its
 // schema, which csrc/registration.cpp defines, its C++ signature, and its typed handle.
 // Adding an overload is a line here, its CPU kernel named after the handle (csrc/ops/cpu.h)
-// and its fake (torchops/_fake.py); docs/internals.md has the whole recipe.
+// and its declaration (torchops/_contract.py); docs/internals.md has the whole recipe.
 //
 // A handle is looked up in the dispatcher once, on first use. Calling it is a full
 // dispatcher call: every dispatch key (Autograd, Python modes, tracing, functorch) sees it,

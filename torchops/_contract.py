@@ -1,8 +1,9 @@
 """The facts of the contract (docs/semantics.md) that more than one Python module needs: the
-ops' names as messages say them, their overloads, the dtypes they take and the directions.
+ops' names as messages say them, their overloads, the dtypes they take, the directions, and
+each op's declaration (``DECLARATIONS``: its checks and its result dtype).
 
 _twins.py, _fake.py, _vmap.py, _inductor.py, _sharding.py and onnx.py take them from here,
-so that adding a dtype is one edit on the Python side (csrc/ops/common.h has the C++ side's
+so that adding a dtype is one edit on the Python side (csrc/ops/checks.h has the C++ side's
 own; tests/test_torch_integration.py checks that the fake kernels' messages are the ops').
 The overloads are read from the registered library (csrc/overloads.h's list), so this is
 imported once it is loaded (``torchops/__init__.py``); tests/test_coverage.py checks that
@@ -10,12 +11,17 @@ every integration covers each of them.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
+from torch import Tensor
 
 #: The ops as every message names them.
 BITSHIFT = "torchops.bitshift"
 BITSHIFT_INPLACE = "torchops.bitshift_"
 SIGNBIT = "torchops.signbit"
+BITWISE_COUNT = "torchops.bitwise_count"
 
 #: The dtypes a shift takes, for x and for a tensor count.
 SHIFT_DTYPES = (
@@ -26,6 +32,8 @@ SHIFT_DTYPES = (
 SIGNBIT_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 #: Every dtype signbit takes.
 SIGNBIT_DTYPES = SHIFT_DTYPES + SIGNBIT_FLOAT_DTYPES + (torch.bool,)
+#: Every dtype bitwise_count takes: the integers and bool.
+BITWISE_COUNT_DTYPES = SHIFT_DTYPES + (torch.bool,)
 #: The spellings of a shift's direction.
 DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
 
@@ -82,5 +90,103 @@ def result_dtype(x_dtype: torch.dtype, x_ndim: int, y_dtype: torch.dtype, y_ndim
 SHIFT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SHIFT_DTYPES)
 #: "float16, bfloat16, float32, float64", as the messages list them.
 SIGNBIT_FLOAT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SIGNBIT_FLOAT_DTYPES)
+#: "int8, ..., uint64, bool", as the messages list them.
+BITWISE_COUNT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in BITWISE_COUNT_DTYPES)
 #: "'LEFT', 'RIGHT', 'left', 'right'", as the messages list them.
 DIRECTION_NAMES = ", ".join(repr(d) for d in DIRECTIONS)
+
+
+# ----------------------------------------------------------------------------------------
+# The declarations: each op's own checks and result dtype, from which torchops/_fake.py,
+# _vmap.py and _sharding.py make every overload's fake kernel, batching rule and sharding
+# rule (the ops are pointwise: what differs between them is only this).
+
+
+@dataclass(frozen=True)
+class Pointwise:
+    """A pointwise op, as the Python integrations need it.
+
+    ``check(op, *args)`` runs the op's own checks on the arguments of any of its overloads
+    (the schema's, ``out`` aside), in the order and words of its C++ entries (csrc/ops/), and
+    returns the result dtype. The device check before them, the broadcast shape after them
+    and the checks of ``out`` or of an in-place x are the same for every op (torchops/_fake.py).
+    ``promotes``: the result dtype is torch.result_type of the tensor operands, which sees
+    whether an operand is 0-d (torch.vmap must then see the per-example ranks).
+    ``dtypes``: the dtypes its tensor operands take. ``noun``: what an in-place call is
+    called in its messages ("an in-place shift cannot change x's dtype").
+    """
+
+    check: Callable[..., torch.dtype]
+    dtypes: tuple
+    promotes: bool = False
+    noun: str = ""
+
+
+def op_name(overload) -> str:
+    """The op as an overload's messages name it: ``torchops.bitshift_`` for ``bitshift_.Scalar``."""
+    return "torchops." + overload._schema.name.removeprefix("torchops::")
+
+
+def declaration_of(overload) -> Pointwise:
+    """The declaration of the op an overload belongs to (``bitshift_.Scalar``: bitshift's)."""
+    return DECLARATIONS[overload._schema.name.removeprefix("torchops::").removesuffix("_")]
+
+
+def _check_dtype(op: str, arg: str, dtype: torch.dtype, accepted: tuple, what: str) -> None:
+    torch._check_type(dtype in accepted, lambda: f"{op}: {arg} must be {what}, got {dtype_name(dtype)}")
+
+
+def _shift_result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
+    _check_dtype(op, "x", x.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
+    _check_dtype(op, "y", y.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
+    try:
+        return torch.result_type(x, y)
+    except RuntimeError:
+        raise TypeError(
+            f"{op}: x ({dtype_name(x.dtype)}) and y ({dtype_name(y.dtype)}) have no common dtype (PyTorch promotes "
+            f"uint16, uint32 and uint64 only with their own dtype); shift by y.to(torch.{dtype_name(x.dtype)}), or by "
+            "a Python int"
+        ) from None
+
+
+def _scalar_dtype_name(y) -> str:
+    """The dtype c10::Scalar reports for a Python number, as the C++ message names it."""
+    if isinstance(y, (bool, torch.SymBool)):
+        return "bool"
+    if isinstance(y, (float, torch.SymFloat)):
+        return "float64"
+    if isinstance(y, complex):
+        return "complex128"
+    return type(y).__name__
+
+
+def _check_bitshift(op: str, x: Tensor, y, direction: str, arithmetic: bool = True) -> torch.dtype:
+    if isinstance(y, Tensor):
+        dtype = _shift_result_type(op, x, y)
+    else:
+        _check_dtype(op, "x", x.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
+        dtype = x.dtype
+    torch._check_value(direction in DIRECTIONS,
+                       lambda: f"{op}: direction must be one of {DIRECTION_NAMES}, got '{direction}'")
+    if not isinstance(y, Tensor):
+        torch._check_type(isinstance(y, (int, torch.SymInt)) and not isinstance(y, bool),
+                          lambda: f"{op}: y must be an integer, got a {_scalar_dtype_name(y)} scalar")
+    return dtype
+
+
+def _check_signbit(op: str, x: Tensor) -> torch.dtype:
+    _check_dtype(op, "x", x.dtype, SIGNBIT_DTYPES, f"a {SIGNBIT_FLOAT_DTYPE_NAMES}, integer or bool tensor")
+    return torch.bool
+
+
+def _check_bitwise_count(op: str, x: Tensor) -> torch.dtype:
+    _check_dtype(op, "x", x.dtype, BITWISE_COUNT_DTYPES, f"an integer or bool tensor ({BITWISE_COUNT_DTYPE_NAMES})")
+    return torch.uint8
+
+
+#: Every op's declaration, by its name (an in-place op, ``bitshift_``, is its op's).
+DECLARATIONS = {
+    "bitshift": Pointwise(_check_bitshift, SHIFT_DTYPES, promotes=True, noun="shift"),
+    "signbit": Pointwise(_check_signbit, SIGNBIT_DTYPES),
+    "bitwise_count": Pointwise(_check_bitwise_count, BITWISE_COUNT_DTYPES),
+}

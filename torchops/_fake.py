@@ -1,8 +1,11 @@
 """Fake (meta) kernels: shapes, dtypes, strides and errors of every overload, without data.
 
-torch.compile, torch.export and FakeTensorMode run these instead of the C++ kernels. Each
-check repeats its twin in csrc/ops/ with the same exception type and the same words, and
-tests/test_errors.py compares the two messages.
+torch.compile, torch.export and FakeTensorMode run these instead of the C++ kernels. They
+are made from each op's declaration (torchops/_contract.py's DECLARATIONS: its checks and
+result dtype) and from what the overload does (its tags: a new result, out= or in place),
+so an op needs no code here. Each check repeats its twin in csrc/ops/ with the same
+exception type and the same words; tests/test_torch_integration.py compares the two on
+every bad call of tests/bad_calls.py.
 """
 from __future__ import annotations
 
@@ -16,30 +19,12 @@ from torch._prims_common import (
     make_contiguous_strides_for,
 )
 
-from torchops._contract import BITSHIFT as _OP
-from torchops._contract import BITSHIFT_INPLACE as _INPLACE_OP
-from torchops._contract import (
-    DIRECTION_NAMES, DIRECTIONS, SHIFT_DTYPE_NAMES, SHIFT_DTYPES, SIGNBIT, SIGNBIT_DTYPES, SIGNBIT_FLOAT_DTYPE_NAMES,
-)
+from torchops._contract import OVERLOADS, declaration_of, op_name
 from torchops._contract import dtype_name as _name
 
 
 def _shape(shape) -> str:
     return str(list(shape))
-
-
-def _check_shift_dtype(op: str, arg: str, dtype: torch.dtype) -> None:
-    torch._check_type(
-        dtype in SHIFT_DTYPES,
-        lambda: f"{op}: {arg} must be an integer tensor ({SHIFT_DTYPE_NAMES}), got {_name(dtype)}",
-    )
-
-
-def _check_direction(op: str, direction: str) -> None:
-    torch._check_value(
-        direction in DIRECTIONS,
-        lambda: f"{op}: direction must be one of {DIRECTION_NAMES}, got '{direction}'",
-    )
 
 
 def _check_device(op: str, x: Tensor, **others: Tensor) -> None:
@@ -53,25 +38,14 @@ def _check_device(op: str, x: Tensor, **others: Tensor) -> None:
         )
 
 
-def _result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
-    _check_shift_dtype(op, "x", x.dtype)
-    _check_shift_dtype(op, "y", y.dtype)
+def broadcast_shape(op: str, operands: dict):
+    """The shape the operands (by name: anything with a ``.shape``) broadcast to, or the op's
+    error naming each shape."""
     try:
-        return torch.result_type(x, y)
+        return torch.broadcast_shapes(*(operand.shape for operand in operands.values()))
     except RuntimeError:
-        raise TypeError(
-            f"{op}: x ({_name(x.dtype)}) and y ({_name(y.dtype)}) have no common dtype (PyTorch promotes uint16, "
-            f"uint32 and uint64 only with their own dtype); shift by y.to(torch.{_name(x.dtype)}), or by a Python int"
-        ) from None
-
-
-def _broadcast_shape(op: str, x: Tensor, y: Tensor) -> torch.Size:
-    try:
-        return torch.broadcast_shapes(x.shape, y.shape)
-    except RuntimeError:
-        raise RuntimeError(
-            f"{op}: x of shape {_shape(x.shape)} and y of shape {_shape(y.shape)} do not broadcast"
-        ) from None
+        shapes = [f"{name} of shape {_shape(operand.shape)}" for name, operand in operands.items()]
+        raise RuntimeError(f"{op}: {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast") from None
 
 
 def _check_out_dtype(op: str, out: Tensor, dtype: torch.dtype) -> None:
@@ -79,24 +53,6 @@ def _check_out_dtype(op: str, out: Tensor, dtype: torch.dtype) -> None:
         out.dtype == dtype,
         lambda: f"{op}: out has dtype {_name(out.dtype)} but the result has dtype {_name(dtype)}; "
         f"out= does not convert, pass an out of dtype {_name(dtype)}",
-    )
-
-
-def _scalar_dtype_name(y) -> str:
-    """The dtype c10::Scalar reports for a Python number, as the C++ message names it."""
-    if isinstance(y, (bool, torch.SymBool)):
-        return "bool"
-    if isinstance(y, (float, torch.SymFloat)):
-        return "float64"
-    if isinstance(y, complex):
-        return "complex128"
-    return type(y).__name__
-
-
-def _check_scalar_count(op: str, y) -> None:
-    torch._check_type(
-        isinstance(y, (int, torch.SymInt)) and not isinstance(y, bool),
-        lambda: f"{op}: y must be an integer, got a {_scalar_dtype_name(y)} scalar",
     )
 
 
@@ -120,90 +76,78 @@ def _resized_out(out: Tensor, inputs: tuple[Tensor, ...], shape) -> Tensor:
     return out
 
 
-@torch.library.register_fake("torchops::bitshift")
-def _bitshift(x, y, direction, arithmetic=True):
-    _check_device(_OP, x, y=y)
-    dtype = _result_type(_OP, x, y)
-    _check_direction(_OP, direction)
-    shape = _broadcast_shape(_OP, x, y)
-    return _elementwise_empty((x, y), shape, dtype)
+def bind(overload, args: tuple, kwargs: dict) -> list:
+    """The values of an overload's arguments in its schema's order, defaults filled in and
+    ``out`` left out: a call may pass an argument by name, or leave one at its default."""
+    values = []
+    for i, argument in enumerate(overload._schema.arguments):
+        if argument.name == "out":
+            continue
+        if i < len(args):
+            values.append(args[i])
+        elif argument.name in kwargs:
+            values.append(kwargs[argument.name])
+        else:
+            values.append(argument.default_value)
+    return values
 
 
-@torch.library.register_fake("torchops::bitshift.out")
-def _bitshift_out(x, y, direction, arithmetic=True, *, out):
-    _check_device(_OP, x, y=y, out=out)
-    dtype = _result_type(_OP, x, y)
-    _check_direction(_OP, direction)
-    _check_out_dtype(_OP, out, dtype)
-    return _resized_out(out, (x, y), _broadcast_shape(_OP, x, y))
+def kind_of(overload) -> str:
+    """What an overload does with its result: "functional", "out" or "inplace" (its tags)."""
+    if torch.Tag.out in overload.tags:
+        return "out"
+    return "inplace" if torch.Tag.inplace in overload.tags else "functional"
 
 
-@torch.library.register_fake("torchops::bitshift_")
-def _bitshift_inplace(x, y, direction, arithmetic=True):
-    _check_device(_INPLACE_OP, x, y=y)
-    dtype = _result_type(_INPLACE_OP, x, y)
-    _check_direction(_INPLACE_OP, direction)
+def tensor_operands(overload, values: list) -> dict:
+    """The tensor arguments among `values` (bind's), by name, in the schema's order."""
+    names = [argument.name for argument in overload._schema.arguments if argument.name != "out"]
+    return {name: value for name, value in zip(names, values) if isinstance(value, Tensor)}
+
+
+def _check_inplace_dtype(op: str, noun: str, dtype: torch.dtype, operands: dict) -> None:
+    x = operands["x"]
+    promoted = " and ".join(f"{name} {_name(t.dtype)}" for name, t in operands.items())
     torch._check(
         dtype == x.dtype,
-        lambda: f"{_INPLACE_OP}: the result dtype {_name(dtype)} (promoted from x {_name(x.dtype)} and y "
-        f"{_name(y.dtype)}) differs from x's dtype {_name(x.dtype)}; an in-place shift cannot change x's dtype",
+        lambda: f"{op}: the result dtype {_name(dtype)} (promoted from {promoted}) differs from x's dtype "
+        f"{_name(x.dtype)}; an in-place {noun} cannot change x's dtype",
     )
-    shape = _broadcast_shape(_INPLACE_OP, x, y)
+
+
+def _check_inplace_shape(op: str, noun: str, shape, x: Tensor) -> None:
     torch._check(
         shape == x.shape,
-        lambda: f"{_INPLACE_OP}: the result has the broadcast shape {_shape(shape)} but x has shape "
-        f"{_shape(x.shape)}; an in-place shift cannot change x's shape",
-    )
-    return x
-
-
-@torch.library.register_fake("torchops::bitshift.Scalar")
-def _bitshift_scalar(x, y, direction, arithmetic=True):
-    _check_shift_dtype(_OP, "x", x.dtype)
-    _check_direction(_OP, direction)
-    _check_scalar_count(_OP, y)
-    return _elementwise_empty((x,), x.shape, x.dtype)
-
-
-@torch.library.register_fake("torchops::bitshift.Scalar_out")
-def _bitshift_scalar_out(x, y, direction, arithmetic=True, *, out):
-    _check_device(_OP, x, out=out)
-    _check_shift_dtype(_OP, "x", x.dtype)
-    _check_direction(_OP, direction)
-    _check_scalar_count(_OP, y)
-    _check_out_dtype(_OP, out, x.dtype)
-    return _resized_out(out, (x,), x.shape)
-
-
-@torch.library.register_fake("torchops::bitshift_.Scalar")
-def _bitshift_scalar_inplace(x, y, direction, arithmetic=True):
-    _check_shift_dtype(_INPLACE_OP, "x", x.dtype)
-    _check_direction(_INPLACE_OP, direction)
-    _check_scalar_count(_INPLACE_OP, y)
-    return x
-
-
-def _check_signbit_dtype(dtype: torch.dtype) -> None:
-    torch._check_type(
-        dtype in SIGNBIT_DTYPES,
-        lambda: f"{SIGNBIT}: x must be a {SIGNBIT_FLOAT_DTYPE_NAMES}, integer or bool tensor, "
-        f"got {_name(dtype)}",
+        lambda: f"{op}: the result has the broadcast shape {_shape(shape)} but x has shape {_shape(x.shape)}; "
+        f"an in-place {noun} cannot change x's shape",
     )
 
 
-@torch.library.register_fake("torchops::signbit")
-def _signbit(x):
-    _check_signbit_dtype(x.dtype)
-    return _elementwise_empty((x,), x.shape, torch.bool)
+def _fake_kernel(overload):
+    """The fake kernel of `overload`: the device check, the op's own checks (its
+    declaration), then what its kind does with the result, in its C++ entry's order."""
+    op, declaration, kind = op_name(overload), declaration_of(overload), kind_of(overload)
+
+    def fake(*args, **kwargs):
+        values = bind(overload, args, kwargs)
+        operands = tensor_operands(overload, values)
+        x = values[0]
+        out = kwargs.get("out")
+        others = {name: t for name, t in operands.items() if name != "x"}
+        _check_device(op, x, **others, **({"out": out} if kind == "out" else {}))
+        dtype = declaration.check(op, *values)
+        if kind == "out":
+            _check_out_dtype(op, out, dtype)
+            return _resized_out(out, tuple(operands.values()), broadcast_shape(op, operands))
+        if kind == "inplace":
+            _check_inplace_dtype(op, declaration.noun, dtype, operands)
+            _check_inplace_shape(op, declaration.noun, broadcast_shape(op, operands), x)
+            return x
+        return _elementwise_empty(tuple(operands.values()), broadcast_shape(op, operands), dtype)
+
+    fake.__name__ = f"{overload._schema.name.removeprefix('torchops::')}_{overload._overloadname}_fake"
+    return fake
 
 
-@torch.library.register_fake("torchops::signbit.out")
-def _signbit_out(x, *, out):
-    _check_device(SIGNBIT, x, out=out)
-    _check_signbit_dtype(x.dtype)
-    torch._check(
-        out.dtype == torch.bool,
-        lambda: f"{SIGNBIT}: out has dtype {_name(out.dtype)} but the result has dtype bool; "
-        "out= does not convert, pass an out of dtype bool",
-    )
-    return _resized_out(out, (x,), x.shape)
+for _overload in OVERLOADS:
+    torch.library.register_fake(_overload)(_fake_kernel(_overload))

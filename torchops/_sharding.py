@@ -3,9 +3,9 @@
 The ops are pointwise, so a shard of the output needs only the matching shard of each
 operand, and nothing else: a DTensor sharded (or replicated) on any dims is shifted on
 each rank, without communication, and the result keeps the sharding. `_operand_placement`
-states the rule once; the rules below feed it to DTensor through the public
-`torch.distributed.tensor.experimental.register_sharding`, for every overload: in-place and
-out= ones too, which DTensor runs like its own (they return the tensor they wrote, as
+states the rule once; `_rule_of` feeds it to DTensor through the public
+`torch.distributed.tensor.experimental.register_sharding`, for every overload of every op
+(an op needs no code here): in-place and out= ones too, which DTensor runs like its own (they return the tensor they wrote, as
 ATen's do), keeping the written tensor's placements.
 
 Importing torch.distributed.tensor takes about half a second, 50 times torchops' own import,
@@ -81,38 +81,20 @@ def _into_out(strategies):
 
 
 # ----------------------------------------------------------------------------------------
-# The rules, one per overload. The arguments come as DTensor's specs (with .shape) for
-# tensors, values for the rest.
-def _bitshift(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(_fake._broadcast_shape(_contract.BITSHIFT, x, y), [x, y])
+# The rule of an overload, from its kind (the same for every op: they are pointwise). The
+# arguments come as DTensor's specs (with .shape) for tensors, values for the rest.
+def _rule_of(overload):
+    kind = _fake.kind_of(overload)
+    op = _contract.op_name(overload)
 
+    def rule(*args, **kwargs):
+        names = [a.name for a in overload._schema.arguments if a.name != "out"]
+        operands = {name: a for name, a in zip(names, args) if hasattr(a, "shape")}
+        shape = operands["x"].shape if kind == "inplace" else _fake.broadcast_shape(op, operands)
+        strategies = _single_mesh_dim_strategies(shape, list(operands.values()))
+        return _into_out(strategies) if kind == "out" else strategies
 
-def _bitshift_scalar(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(x.shape, [x])
-
-
-def _bitshift_out(x, y, direction=None, arithmetic=True, *, out):
-    return _into_out(_bitshift(x, y))
-
-
-def _bitshift_scalar_out(x, y, direction=None, arithmetic=True, *, out):
-    return _into_out(_bitshift_scalar(x, y))
-
-
-def _bitshift_inplace(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(x.shape, [x, y])
-
-
-def _bitshift_scalar_inplace(x, y, direction=None, arithmetic=True):
-    return _single_mesh_dim_strategies(x.shape, [x])
-
-
-def _signbit(x):
-    return _single_mesh_dim_strategies(x.shape, [x])
-
-
-def _signbit_out(x, *, out):
-    return _into_out(_signbit(x))
+    return rule
 
 
 # ----------------------------------------------------------------------------------------
@@ -127,20 +109,9 @@ def _register() -> None:
     _registered = True
     from torch.distributed.tensor.experimental import register_sharding
 
-    ops = torch.ops.torchops
-    rules = {
-        ops.bitshift.default: _bitshift,
-        ops.bitshift.Scalar: _bitshift_scalar,
-        ops.bitshift.out: _bitshift_out,
-        ops.bitshift.Scalar_out: _bitshift_scalar_out,
-        ops.bitshift_.default: _bitshift_inplace,
-        ops.bitshift_.Scalar: _bitshift_scalar_inplace,
-        ops.signbit.default: _signbit,
-        ops.signbit.out: _signbit_out,
-    }
-    for overload, rule in rules.items():
-        register_sharding(overload)(rule)
-    _decide_by_out([overload for overload in rules if torch.Tag.out in overload.tags])
+    for overload in _contract.OVERLOADS:
+        register_sharding(overload)(_rule_of(overload))
+    _decide_by_out([overload for overload in _contract.OVERLOADS if torch.Tag.out in overload.tags])
 
 
 def _decide_by_out(overloads) -> None:

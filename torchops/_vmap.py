@@ -4,13 +4,16 @@ Without them ``torch.vmap`` runs each functional call once per example, with PyT
 warning ("we have not yet implemented the batching rule"), and refuses in-place and out=
 calls. Here every overload gets a rule at the FuncTorchBatched key, registered at import:
 
-* ``bitshift``, ``bitshift.Scalar``, ``bitshift_``, ``bitshift_.Scalar`` and ``signbit``
-  through the public ``torch.library.register_vmap``: the rule gets the physical tensors
-  and their batch dims and calls the op once on the whole batch.
-* ``bitshift.out``, ``bitshift.Scalar_out`` and ``signbit.out``: register_vmap refuses ops
-  with a keyword-only tensor (``out``), so they get a decomposition at FuncTorchBatched
-  (``torch.library.Library.impl``, public): the functional op, whose rule runs, then
-  ``out.copy_``, which has PyTorch's own batching rule.
+* the functional and in-place overloads through the public ``torch.library.register_vmap``:
+  the rule gets the physical tensors and their batch dims and calls the op once on the
+  whole batch.
+* the out= overloads: register_vmap refuses ops with a keyword-only tensor (``out``), so
+  they get a decomposition at FuncTorchBatched (``torch.library.Library.impl``, public):
+  the functional op, whose rule runs, then ``out.copy_``, which has PyTorch's own batching
+  rule.
+
+The rules are the same for every op (they are pointwise), made from the overload's kind and
+its op's declaration (torchops/_contract.py's DECLARATIONS), so an op needs no code here.
 
 The rules of docs/semantics.md hold per example although the kernel sees physical tensors:
 
@@ -34,9 +37,7 @@ from __future__ import annotations
 import torch
 
 from torchops import _fake
-from torchops._contract import BITSHIFT_INPLACE, OUT_FORM, SHIFT_DTYPES
-
-_op = torch.ops.torchops
+from torchops._contract import OUT_FORM, OVERLOADS, declaration_of, op_name
 
 
 # --- helpers on physical tensors --------------------------------------------------------
@@ -63,27 +64,35 @@ def _meta(t: torch.Tensor, bdim) -> torch.Tensor:
     return torch.empty(_logical_shape(t, bdim), dtype=t.dtype, device="meta")
 
 
-def _logical_call(overload, x, xb, y, yb, rest):
+def _logical_call(overload, args, in_dims):
     """The op on meta stand-ins of the per-example tensors: the fake kernel's logical dtype
     and shape, or the op's own error with the per-example shapes in it."""
-    my = _meta(y, yb) if isinstance(y, torch.Tensor) else y
-    return overload(_meta(x, xb), my, *rest)
+    return overload(*(_meta(a, b) if isinstance(a, torch.Tensor) else a for a, b in zip(args, in_dims)))
 
 
-def _physical_call(fn, overload, x, xb, y, yb, rest):
+def _physical_call(fn, overload, args, in_dims):
     try:
         return fn()
     except (RuntimeError, TypeError, ValueError):
-        _logical_call(overload, x, xb, y, yb, rest)  # raises the message with logical shapes
+        _logical_call(overload, args, in_dims)  # raises the message with logical shapes
         raise  # the logical call passed: the physical error stands as it is
 
 
-def _needs_logical_dtype(x, xb, y, yb) -> bool:
-    """Whether physical promotion may differ from logical: a batched operand that is 0-d
-    per example (1-d physically), dtypes that differ, and both of them shift dtypes
-    (otherwise the op refuses a dtype, physically as logically)."""
-    zero_d = (xb is not None and x.dim() == 1) or (yb is not None and y.dim() == 1)
-    return zero_d and x.dtype != y.dtype and x.dtype in SHIFT_DTYPES and y.dtype in SHIFT_DTYPES
+def _tensors(args, in_dims) -> list:
+    """The positions of the tensor arguments."""
+    return [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+
+def _needs_logical_dtype(overload, args, in_dims) -> bool:
+    """Whether physical promotion may differ from logical: an op whose result dtype is
+    promoted from its operands', a batched operand that is 0-d per example (1-d
+    physically), dtypes that differ, and all of them dtypes the op takes (otherwise the op
+    refuses a dtype, physically as logically)."""
+    declaration = declaration_of(overload)
+    tensors = [(args[i], in_dims[i]) for i in _tensors(args, in_dims)]
+    zero_d = any(b is not None and t.dim() == 1 for t, b in tensors)
+    dtypes = {t.dtype for t, _ in tensors}
+    return declaration.promotes and zero_d and len(dtypes) > 1 and dtypes <= set(declaration.dtypes)
 
 
 def _incompatible_inplace(op: str) -> RuntimeError:
@@ -98,48 +107,42 @@ def _incompatible_inplace(op: str) -> RuntimeError:
 # --- the rules (register_vmap: info, in_dims, *physical args) ----------------------------
 
 
-def _bitshift_rule(info, in_dims, x, y, *rest):
-    xb, yb = in_dims[0], in_dims[1]
-    ndim = max(x.dim() - (xb is not None), y.dim() - (yb is not None))
-    px = _to_front(x, xb, ndim) if xb is not None else x
-    py = _to_front(y, yb, ndim) if yb is not None else y
-    if _needs_logical_dtype(x, xb, y, yb):
-        dtype = _logical_call(_op.bitshift.default, x, xb, y, yb, rest).dtype
-        px, py = px.to(dtype), py.to(dtype)
-    out = _physical_call(lambda: _op.bitshift.default(px, py, *rest), _op.bitshift.default, x, xb, y, yb, rest)
-    return out, 0
+def _functional_rule(overload):
+    def rule(info, in_dims, *args):
+        tensors = _tensors(args, in_dims)
+        if len(tensors) == 1:  # pointwise on one tensor: the result keeps its layout, batch dim included
+            return overload(*args), in_dims[tensors[0]]
+        ndim = max(args[i].dim() - (in_dims[i] is not None) for i in tensors)
+        physical = [_to_front(a, b, ndim) if isinstance(a, torch.Tensor) and b is not None else a
+                    for a, b in zip(args, in_dims)]
+        if _needs_logical_dtype(overload, args, in_dims):
+            dtype = _logical_call(overload, args, in_dims).dtype
+            physical = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in physical]
+        return _physical_call(lambda: overload(*physical), overload, args, in_dims), 0
+
+    return rule
 
 
-def _bitshift_scalar_rule(info, in_dims, x, y, *rest):
-    return _op.bitshift.Scalar(x, y, *rest), in_dims[0]
-
-
-def _signbit_rule(info, in_dims, x):
-    return _op.signbit.default(x), in_dims[0]
-
-
-def _make_inplace_rule(overload):
-    tensor_count = overload is _op.bitshift_.default
-
-    def rule(info, in_dims, x, y, *rest):
-        xb = in_dims[0]
-        yb = in_dims[1] if tensor_count else None
-        if xb is None:  # only y is batched here: a batch of results for one x
-            raise _incompatible_inplace(BITSHIFT_INPLACE)
-        px = x.movedim(xb, 0)
-        py = y
-        if tensor_count:
-            xl, yl = x.dim() - 1, y.dim() - (yb is not None)
-            if yl > xl:  # the result would be bigger than x per example: the op's own error
-                _logical_call(overload, x, xb, y, yb, rest)
-            if yb is not None:
-                py = _to_front(y, yb, xl)
-            if _needs_logical_dtype(x, xb, y, yb):
-                _logical_call(overload, x, xb, y, yb, rest)  # refuses a result dtype other than x's
-                py = py.to(x.dtype)
-        _physical_call(lambda: overload(px, py, *rest), overload, x, xb, y, yb, rest)
+def _inplace_rule(overload):
+    def rule(info, in_dims, x, *rest):
+        args = (x, *rest)
+        if in_dims[0] is None:  # only another operand is batched: a batch of results for one x
+            raise _incompatible_inplace(op_name(overload))
+        physical = [x.movedim(in_dims[0], 0)]
+        x_ndim = x.dim() - 1
+        for a, b in zip(rest, in_dims[1:]):
+            if isinstance(a, torch.Tensor):
+                if a.dim() - (b is not None) > x_ndim:  # the result would be bigger than x per example
+                    _logical_call(overload, args, in_dims)  # the op's own error
+                if b is not None:
+                    a = _to_front(a, b, x_ndim)
+            physical.append(a)
+        if _needs_logical_dtype(overload, args, in_dims):
+            _logical_call(overload, args, in_dims)  # refuses a result dtype other than x's
+            physical = [physical[0]] + [a.to(x.dtype) if isinstance(a, torch.Tensor) else a for a in physical[1:]]
+        _physical_call(lambda: overload(*physical), overload, args, in_dims)
         # x itself (unwrapped), which register_vmap maps back to the caller's x: the op returns x.
-        return x, xb
+        return x, in_dims[0]
 
     return rule
 
@@ -186,15 +189,11 @@ def register() -> None:
     if _library is not None:
         return
     library = torch.library.Library("torchops", "IMPL")
-    rules = {
-        _op.bitshift.default: _bitshift_rule,
-        _op.bitshift.Scalar: _bitshift_scalar_rule,
-        _op.bitshift_.default: _make_inplace_rule(_op.bitshift_.default),
-        _op.bitshift_.Scalar: _make_inplace_rule(_op.bitshift_.Scalar),
-        _op.signbit.default: _signbit_rule,
-    }
-    for overload, rule in rules.items():
-        torch.library.register_vmap(overload, rule, lib=library)
+    for overload in OVERLOADS:
+        kind = _fake.kind_of(overload)
+        if kind != "out":
+            rule = _inplace_rule(overload) if kind == "inplace" else _functional_rule(overload)
+            torch.library.register_vmap(overload, rule, lib=library)
     # The out= overloads: the functional overload they write the result of, named as the op's
     # messages name it ("torchops.bitshift").
     for functional, overload in OUT_FORM.items():

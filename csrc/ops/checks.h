@@ -1,7 +1,8 @@
 // The argument checks of the ops, shared by the entries of every backend: the CPU entries
 // (csrc/ops/bitshift.cpp, signbit.cpp) and the device-generic ones (csrc/ops/composite.cpp)
 // run the same checks in the same order, so a bad call gives the same error on every
-// device. torchops/_fake.py repeats them in the same words (tests/test_errors.py compares).
+// device. torchops/_contract.py repeats them in the same words for the fake kernels
+// (tests/test_torch_integration.py compares).
 #pragma once
 
 #include <ATen/ATen.h>
