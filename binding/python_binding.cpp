@@ -183,8 +183,10 @@ PyObject* paddle_shift(const Slots& args) {
   return shift(args[0], args[1], Left ? "LEFT" : "RIGHT", args[2], InPlace ? nullptr : args[3], InPlace);
 }
 
-// signbit(x, out=None)
-PyObject* signbit(const Slots& args) {
+// f(x, out=None) of a unary op, by the handles of its functional and out= overloads
+// (signbit, bitwise_count).
+template <auto Functional, auto Out>
+PyObject* unary(const Slots& args) {
   PyObject* const x = args[0];
   PyObject* const out = args[1];
   if (!plain_tensor(x) || !(absent_or_none(out) || plain_tensor(out))) return kTwin;
@@ -192,14 +194,14 @@ PyObject* signbit(const Slots& args) {
   if (!absent_or_none(out)) {
     {
       ReleasedGil released;
-      op::signbit_out().call(THPVariable_Unpack(x), op::writable(THPVariable_Unpack(out)));
+      Out().call(THPVariable_Unpack(x), op::writable(THPVariable_Unpack(out)));
     }
     return new_reference(out);
   }
   at::Tensor result;
   {
     ReleasedGil released;
-    result = op::signbit().call(THPVariable_Unpack(x));
+    result = Functional().call(THPVariable_Unpack(x));
   }
   return THPVariable_Wrap(std::move(result));
   END_HANDLE_TH_ERRORS
@@ -243,7 +245,7 @@ Function functions[] = {
      &paddle_shift<true, true>},
     {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<false, true>},
-    {"signbit", {{"x"}, {"out", "None"}}, 2, &signbit},
+    {"signbit", {{"x"}, {"out", "None"}}, 2, &unary<&op::signbit, &op::signbit_out>},
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly

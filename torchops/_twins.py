@@ -32,7 +32,7 @@ def _make_twins() -> dict:
     import torch
     from torch import Tensor
 
-    from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, SIGNBIT, dtype_name
+    from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, dtype_name
 
     # The builtins the twins call, as locals too.
     isinstance, bool, int, len, str, type = (
@@ -52,8 +52,6 @@ def _make_twins() -> dict:
     _BITSHIFT_SCALAR_OUT = _ops.bitshift.Scalar_out
     _BITSHIFT_INPLACE = _ops.bitshift_.default
     _BITSHIFT_INPLACE_SCALAR = _ops.bitshift_.Scalar
-    _SIGNBIT = _ops.signbit.default
-    _SIGNBIT_OUT = _ops.signbit.out
 
     # How the operators' messages begin: the op's name.
     _OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
@@ -210,13 +208,22 @@ def _make_twins() -> dict:
     bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
     bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
 
-    def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{SIGNBIT}: x must be a tensor, got {type(x).__name__}")
-        _check_out(SIGNBIT, out)
-        if out is None:
-            return _call_op(SIGNBIT, _SIGNBIT, x)
-        return _call_op(SIGNBIT, _SIGNBIT_OUT, x, out=out)
+    def _unary_twin(op):
+        """The twin of f(x, out=None), a unary op's function (``op``: its packet)."""
+        called, functional, written = f"torchops.{op.__name__}", op.default, op.out
+
+        def twin(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"{called}: x must be a tensor, got {type(x).__name__}")
+            _check_out(called, out)
+            if out is None:
+                return _call_op(called, functional, x)
+            return _call_op(called, written, x, out=out)
+
+        twin.__name__ = twin.__qualname__ = op.__name__
+        return twin
+
+    signbit = _unary_twin(_ops.signbit)
 
     return {"say_as": say_as, **{twin.__name__: twin for twin in (
         bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_, signbit)}}
