@@ -69,13 +69,13 @@ enum class Kind { functional, out, inplace };
 // X(handle, Signature, name, schema)
 using BitshiftLoop = void(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op);
 using BitshiftScalarLoop = void(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op);
-using SignbitLoop = void(at::Tensor& out, const at::Tensor& x);
+using UnaryLoop = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary.h's ops
 #define TORCHOPS_FOR_EACH_LOOP(X)                                                                     \
   X(bitshift_loop, BitshiftLoop, "_bitshift_loop",                                                   \
     "_bitshift_loop(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")                                \
   X(bitshift_scalar_loop, BitshiftScalarLoop, "_bitshift_scalar_loop",                               \
     "_bitshift_scalar_loop(Tensor(a!) out, Tensor x, int count, int op) -> ()")                        \
-  X(signbit_loop, SignbitLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")
+  X(signbit_loop, UnaryLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)

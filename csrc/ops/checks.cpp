@@ -120,10 +120,4 @@ void check_signbit_input(const at::Tensor& x) {
                    dtype_name(dtype));
 }
 
-void check_signbit_out_dtype(const at::Tensor& out) {
-  check_defined(kSignbitOp, "out", out);
-  TORCH_CHECK(out.scalar_type() == at::kBool, kSignbitOp, ": out has dtype ", dtype_name(out.scalar_type()),
-              " but the result has dtype bool; out= does not convert, pass an out of dtype bool");
-}
-
 }  // namespace torchops

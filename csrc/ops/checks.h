@@ -1,6 +1,6 @@
 // The argument checks of the ops, shared by the entries of every backend: the CPU entries
-// (csrc/ops/bitshift.cpp, signbit.cpp) and the device-generic ones (csrc/ops/composite.cpp)
-// run the same checks in the same order, so a bad call gives the same error on every
+// (csrc/ops/bitshift.cpp, unary.cpp) and the device-generic ones (csrc/ops/composite.cpp,
+// unary.cpp) run the same checks in the same order, so a bad call gives the same error on every
 // device. torchops/_contract.py repeats them in the same words for the fake kernels
 // (tests/test_torch_integration.py compares).
 #pragma once
@@ -109,8 +109,5 @@ bool sign_in_top_bit(at::ScalarType dtype);
 
 // signbit's x: defined, of a dtype that has a sign bit (or none: unsigned, bool).
 void check_signbit_input(const at::Tensor& x);
-
-// signbit's out=: defined, bool.
-void check_signbit_out_dtype(const at::Tensor& out);
 
 }  // namespace torchops

@@ -1,11 +1,13 @@
-// The device-generic kernels: every overload on every backend that has no kernel of its own
-// (CUDA, XPU, MPS, PrivateUse1, ...), with the CPU kernels' answers (docs/semantics.md).
+// The device-generic kernels of bitshift: every overload on every backend that has no kernel
+// of its own (CUDA, XPU, MPS, PrivateUse1, ...), with the CPU kernels' answers
+// (docs/semantics.md), and what every op's device-generic entries and loops share. The unary
+// ops' (signbit, bitwise_count) are in their own files, through csrc/ops/unary.h.
 //
 // An entry runs the CPU entry's checks (csrc/ops/checks.h) in the same order, then has
 // TensorIterator allocate the result, or resize out=, exactly as the CPU kernels' iterator
 // does (layout, resize warning, overlap refusals), and hands it to the op's loop, a private
 // op (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP) called through the dispatcher: Triton's on
-// CUDA and XPU when torchops/_triton.py registered it, the composite one below elsewhere.
+// CUDA and XPU when torchops/_triton.py registered it, the composite one elsewhere.
 //
 // The composite loops are made of ATen ops only, so they run wherever ATen runs, without
 // Python. Nothing in them depends on a device's own treatment of out-of-range counts or of
@@ -24,11 +26,8 @@
 #include "ops/checks.h"
 
 namespace torchops {
-namespace {
+namespace composite {
 
-// The result TensorIterator gives these inputs, as the CPU kernels' iterators: an output of
-// `dtype` in the inputs' memory order (or `out`, resized as they resize it), after the same
-// overlap checks. Only the allocation: the inputs are not converted, the loop does that.
 at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs,
                       at::ScalarType dtype, bool resize) {
   return build_iter(op_name, [&] {
@@ -43,13 +42,6 @@ at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializ
   }).output();
 }
 
-// A Python-int count as the loops take it: every count of 64 or more (and every negative
-// one, which scalar_count made the largest uint64) is out of range for every dtype.
-int64_t loop_count(uint64_t count) {
-  return static_cast<int64_t>(std::min<uint64_t>(count, 64));
-}
-
-// The signed dtype of `dtype`'s width, in which the loops compute.
 at::ScalarType signed_of_width(at::ScalarType dtype) {
   switch (at::elementSize(dtype)) {
     case 1: return at::kChar;
@@ -57,6 +49,16 @@ at::ScalarType signed_of_width(at::ScalarType dtype) {
     case 4: return at::kInt;
     default: return at::kLong;
   }
+}
+
+}  // namespace composite
+
+namespace {
+
+// A Python-int count as the loops take it: every count of 64 or more (and every negative
+// one, which scalar_count made the largest uint64) is out of range for every dtype.
+int64_t loop_count(uint64_t count) {
+  return static_cast<int64_t>(std::min<uint64_t>(count, 64));
 }
 
 // The bits `tensor` has once converted to the result dtype, as values of `computed` (the
@@ -144,25 +146,6 @@ at::Tensor& bitshift_scalar_inplace(at::Tensor& x, const at::Scalar& y, c10::str
   return x;
 }
 
-at::Tensor signbit(const at::Tensor& x) {
-  check_strided(kSignbitOp, {{"x", &x}});
-  check_signbit_input(x);
-  at::Tensor out = output_for(kSignbitOp, at::Tensor(), {&x}, at::kBool, /*resize=*/true);
-  op::signbit_loop().call(out, x);
-  return out;
-}
-
-at::Tensor& signbit_out(const at::Tensor& x, at::Tensor& out) {
-  check_strided(kSignbitOp, {{"x", &x}, {"out", &out}});
-  check_same_device(kSignbitOp, x, {{"out", &out}});
-  check_signbit_input(x);
-  check_signbit_out_dtype(out);
-  check_writable(kSignbitOp, "out", out);
-  output_for(kSignbitOp, out, {&x}, at::kBool, /*resize=*/true);
-  op::signbit_loop().call(out, x);
-  return out;
-}
-
 // The loops. Each computes the whole result before it writes `out`, which may be x itself.
 
 void bitshift_loop(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op) {
@@ -217,17 +200,6 @@ void bitshift_scalar_loop(at::Tensor& out, const at::Tensor& x, int64_t count, i
       break;
   }
   out.view(computed).copy_(shifted);
-}
-
-void signbit_loop(at::Tensor& out, const at::Tensor& x) {
-  const at::ScalarType dtype = x.scalar_type();
-  if (!sign_in_top_bit(dtype)) {  // unsigned or bool: never negative
-    out.zero_();
-  } else if (at::isFloatingType(dtype)) {  // the IEEE sign bit: the same-width integer's sign
-    at::lt_out(out, x.view(signed_of_width(dtype)), 0);
-  } else {
-    at::lt_out(out, x, 0);
-  }
 }
 
 }  // namespace composite

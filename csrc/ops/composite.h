@@ -1,9 +1,12 @@
-// The device-generic kernels (csrc/ops/composite.cpp): one entry per overload of
-// csrc/overloads.h, named after its handle (torchops::composite::bitshift_scalar_out, ...),
-// and one per loop of TORCHOPS_FOR_EACH_LOOP. csrc/registration.cpp registers them for
+// The device-generic kernels: one entry per overload of csrc/overloads.h, named after its
+// handle (torchops::composite::bitshift_scalar_out, ...), and one per loop of
+// TORCHOPS_FOR_EACH_LOOP, defined in csrc/ops/composite.cpp (bitshift) and in a unary op's
+// own file (csrc/ops/signbit.cpp, ...). csrc/registration.cpp registers them for
 // CompositeExplicitAutograd, which serves every backend key that has no kernel of its own
 // (CUDA, XPU, MPS, PrivateUse1, ...), and for the CPU under TORCHOPS_CPU_KERNELS.
 #pragma once
+
+#include <initializer_list>
 
 #include "overloads.h"
 
@@ -16,5 +19,16 @@ TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DECLARE_COMPOSITE_KERNEL)
 #define TORCHOPS_DECLARE_COMPOSITE_LOOP(function, Signature, name, schema) op::Signature function;
 TORCHOPS_FOR_EACH_LOOP(TORCHOPS_DECLARE_COMPOSITE_LOOP)
 #undef TORCHOPS_DECLARE_COMPOSITE_LOOP
+
+// What the entries and loops share (csrc/ops/composite.cpp).
+
+// The result TensorIterator gives these inputs, as the CPU kernels' iterators: an output of
+// `dtype` in the inputs' memory order (or `out`, resized as they resize it), after the same
+// overlap checks. Only the allocation: the inputs are not converted, the loop does that.
+at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs,
+                      at::ScalarType dtype, bool resize);
+
+// The signed dtype of `dtype`'s width, in which the loops compute.
+at::ScalarType signed_of_width(at::ScalarType dtype);
 
 }  // namespace torchops::composite

@@ -1,7 +1,7 @@
 // The CPU kernel of every overload of csrc/overloads.h, named after its handle
-// (torchops::cpu::bitshift_scalar_out, ...): defined beside their checks in
-// csrc/ops/bitshift.cpp and csrc/ops/signbit.cpp, registered from the list by
-// csrc/registration.cpp, for the CPU and QuantizedCPU keys.
+// (torchops::cpu::bitshift_scalar_out, ...): defined in the op's file (csrc/ops/bitshift.cpp,
+// signbit.cpp, ...), registered from the list by csrc/registration.cpp, for the CPU and
+// QuantizedCPU keys.
 #pragma once
 
 #include "overloads.h"

@@ -1,0 +1,107 @@
+#include "ops/unary.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/TensorIterator.h>
+
+#include "ops/common.h"
+#include "ops/composite.h"
+#include "ops/parallel.h"
+
+namespace torchops {
+namespace {
+
+// PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
+at::TensorIterator unary_iter(const UnaryOp& op, const at::Tensor& out, const at::Tensor& x) {
+  return build_iter(op.name, [&] {
+    return at::TensorIteratorConfig()
+        .set_check_mem_overlap(true)
+        .check_all_same_dtype(false)
+        .declare_static_dtype(op.result_dtype)
+        .declare_static_device(x.device())
+        .add_output(out)
+        .add_const_input(x)
+        .build();
+  });
+}
+
+void run_iter(const UnaryOp& op, at::TensorIteratorBase& iter) {
+  const at::ScalarType dtype = iter.input_dtype(0);
+  const int64_t out_width = iter.element_size(0);
+  const int64_t width = iter.element_size(1);
+  for_each_loop2d(iter, [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+    const LoopOperand out{data[0], strides[0], strides[2], out_width};
+    const LoopOperand x{data[1], strides[1], strides[3], width};
+    run_rows<1>([&](const Block<1>& b) {
+      op.cpu_rows(dtype, b.inputs[0], b.out, Rows{b.n, b.rows, b.input_strides[0], 0, b.out_stride});
+    }, out, {x}, n, rows, /*streaming=*/false);
+  });
+}
+
+// A contiguous x (and out) of a call that runs on one thread, without TensorIterator, which
+// would decide the same (a contiguous output of x's shape, one row); see
+// csrc/ops/bitshift.cpp.
+bool direct(const at::Tensor& x) {
+  return x.is_contiguous() && runs_on_calling_thread(x.numel());
+}
+
+void run_contiguous(const UnaryOp& op, const at::Tensor& out, const at::Tensor& x) {
+  if (x.numel() == 0) return;  // an empty tensor's data may be null, which no kernel may be handed
+  op.cpu_rows(x.scalar_type(), x.const_data_ptr(), out.data_ptr(), Rows{x.numel(), 1, 0, 0, 0});
+}
+
+}  // namespace
+
+namespace cpu {
+
+at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
+  op.check_x(x);
+  if (direct(x)) {
+    at::Tensor out = at::detail::empty_cpu(x.sizes(), op.result_dtype);
+    run_contiguous(op, out, x);
+    return out;
+  }
+  at::Tensor out;
+  auto iter = unary_iter(op, out, x);
+  run_iter(op, iter);
+  return iter.output();
+}
+
+at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
+  op.check_x(x);
+  check_out_dtype(op.name, out, op.result_dtype);
+  check_writable(op.name, "out", out);
+  if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
+    run_contiguous(op, out, x);
+    return out;
+  }
+  auto iter = unary_iter(op, out, x);
+  run_iter(op, iter);
+  return out;
+}
+
+}  // namespace cpu
+
+namespace composite {
+
+at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
+  check_strided(op.name, {{"x", &x}});
+  op.check_x(x);
+  at::Tensor out = output_for(op.name, at::Tensor(), {&x}, op.result_dtype, /*resize=*/true);
+  op.loop().call(out, x);
+  return out;
+}
+
+at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
+  check_strided(op.name, {{"x", &x}, {"out", &out}});
+  check_same_device(op.name, x, {{"out", &out}});
+  op.check_x(x);
+  check_out_dtype(op.name, out, op.result_dtype);
+  check_writable(op.name, "out", out);
+  output_for(op.name, out, {&x}, op.result_dtype, /*resize=*/true);
+  op.loop().call(out, x);
+  return out;
+}
+
+}  // namespace composite
+
+}  // namespace torchops

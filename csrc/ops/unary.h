@@ -1,0 +1,46 @@
+// The entries of a unary pointwise op whose result has one dtype for every x (signbit's
+// bool, bitwise_count's uint8): everything they share, so that an op's file holds only what
+// is its own, a UnaryOp (its name, result dtype, check of x, CPU kernel and loop) and its
+// entries, each a call of the functions below.
+//
+// The CPU entries check, then write a contiguous x of a call that runs on one thread
+// directly (the result TensorIterator would give: contiguous, of x's shape, one row), and
+// every other call through TensorIterator, configured as PyTorch's own unary ops with a
+// fixed result dtype (torch.signbit's), so that the result's layout and out='s resizing
+// (its warning included) and overlap refusals are theirs. The device-generic entries run
+// the same checks after the strided and same-device ones, have TensorIterator allocate the
+// result (csrc/ops/composite.h's output_for) and call the op's loop.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "kernels/kernels.h"
+#include "overloads.h"
+
+namespace torchops {
+
+struct UnaryOp {
+  // The op as its messages name it (csrc/ops/checks.h's kSignbitOp, ...).
+  const char* name;
+  // The result's dtype, whatever x's.
+  at::ScalarType result_dtype;
+  // The op's checks of x, in the op's words: defined, then of a dtype the op takes.
+  void (*check_x)(const at::Tensor& x);
+  // The CPU kernel: the results, of result_dtype, of `rows` (rows.x_stride and
+  // rows.out_stride apart, rows.n > 0) of contiguous elements of x's dtype.
+  void (*cpu_rows)(at::ScalarType dtype, const void* x, void* out, const Rows& rows);
+  // The device-generic entries' loop (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP).
+  const c10::TypedOperatorHandle<op::UnaryLoop>& (*loop)();
+};
+
+namespace cpu {
+at::Tensor unary(const UnaryOp& op, const at::Tensor& x);
+at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out);
+}  // namespace cpu
+
+namespace composite {
+at::Tensor unary(const UnaryOp& op, const at::Tensor& x);
+at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out);
+}  // namespace composite
+
+}  // namespace torchops
