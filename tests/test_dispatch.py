@@ -14,7 +14,7 @@ import torchops
 from conftest import run_python
 
 # Each architecture's levels, lowest first (docs/internals.md#adding-a-kernel-level).
-ARCHITECTURE_LEVELS = {"x86_64": ["default", "avx2", "avx512"], "aarch64": ["default"]}
+ARCHITECTURE_LEVELS = {"x86_64": ["default", "avx2", "avx512", "avx512_bitalg"], "aarch64": ["default"]}
 LEVELS = torch.ops.torchops._cpu_capabilities()
 SUPPORTED = torch.ops.torchops._supported_cpu_capabilities()
 ARCHITECTURE = {"x86_64": "x86-64"}.get(platform.machine(), platform.machine())

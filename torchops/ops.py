@@ -325,7 +325,7 @@ def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
 
 def cpu_capability() -> str:
     """The kernel level in use: ``"default"`` (portable C++, compiled for the architecture's
-    baseline: NEON on aarch64), or on x86-64 ``"avx2"`` or ``"avx512"``.
+    baseline: NEON on aarch64), or on x86-64 ``"avx2"``, ``"avx512"`` or ``"avx512_bitalg"``.
 
     Chosen at load from what the CPU supports; ``TORCHOPS_CPU_CAPABILITY=<level>`` forces a
     level (a name that is not a level of this architecture, or a level this CPU cannot run,

@@ -28,6 +28,7 @@ const Level kLevels[] = {
     {"default", &default_isa::kernel_table},
     {"avx2", &avx2::kernel_table},
     {"avx512", &avx512::kernel_table},
+    {"avx512_bitalg", &avx512_bitalg::kernel_table},
 };
 #else
 #if defined(__aarch64__)
@@ -60,9 +61,11 @@ int detect_best_level() {
   const bool avx2 = ebx & (1u << 5);
   const bool avx512f = ebx & (1u << 16), avx512dq = ebx & (1u << 17);
   const bool avx512bw = ebx & (1u << 30), avx512vl = ebx & (1u << 31);
+  const bool avx512_bitalg = ecx & (1u << 12), avx512_vpopcntdq = ecx & (1u << 14);
   if (!(ymm_saved && avx2 && fma)) return 0;
   if (!(zmm_saved && avx512f && avx512dq && avx512bw && avx512vl)) return 1;
-  return 2;
+  if (!(avx512_bitalg && avx512_vpopcntdq)) return 2;
+  return 3;
 }
 #else
 int detect_best_level() { return 0; }

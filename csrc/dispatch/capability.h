@@ -1,5 +1,6 @@
 // Which kernel level runs. Each architecture has its own levels: "default" (the portable
-// code) everywhere, and on x86-64 "avx2" and "avx512". Chosen once, on first use, from what
+// code) everywhere, and on x86-64 "avx2", "avx512" and "avx512_bitalg" (avx512 with the
+// bit counts of AVX-512 BITALG and VPOPCNTDQ). Chosen once, on first use, from what
 // this CPU (and its OS) supports, or forced with TORCHOPS_CPU_CAPABILITY=<level>; tests
 // switch it in-process with set_cpu_capability.
 //

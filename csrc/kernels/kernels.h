@@ -10,6 +10,9 @@
 //    the sign, and it gets its own ShiftOp.
 //  * signbit reads the top bit of the element: for IEEE floats that is the sign bit, for
 //    signed integers it is `x < 0`. Unsigned and bool inputs never reach a kernel.
+//  * bitwise_count counts the 1 bits of an integer's magnitude: for a signed dtype, |x| in
+//    the unsigned type of the width (so the minimum, whose |x| is 2^(width-1), has one). Bool
+//    inputs never reach a kernel.
 //
 // Files that implement a KernelTable are compiled with ISA-specific code generation, so
 // they include nothing from PyTorch (an inline function emitted there with AVX-512
@@ -94,6 +97,9 @@ struct KernelTable {
   // where `shift` is a scalar loop (x86-64's portable level: SSE2 has no shift by a count per
   // lane), and on wide elements a short step apart, which the scalar loop reads in order.
   Entry<bool (*)(int width, int64_t step)> strided_shift_in_place;
+  // out[i] = the number of 1 bits of the `width`-byte element x[i], read as unsigned, or of
+  // its magnitude when `is_signed`; rows.x_stride and rows.out_stride apart.
+  Entry<void (*)(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows)> bitwise_count;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.
@@ -104,6 +110,10 @@ namespace avx2 {
 extern const KernelTable kernel_table;
 }
 namespace avx512 {
+extern const KernelTable kernel_table;
+}
+// The avx512 table with bitwise_count on AVX-512 VPOPCNTDQ and BITALG (kernels_avx512.cpp).
+namespace avx512_bitalg {
 extern const KernelTable kernel_table;
 }
 

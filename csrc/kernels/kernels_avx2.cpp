@@ -192,8 +192,88 @@ void signbit_avx2(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx2,
-                                              &shift_strided, &strided_shift_in_place_simd};
+// ---- bitwise_count: Mula's nibble lookup -----------------------------------------------
+// vpshufb looks each nibble's number of 1 bits up in a 16-entry table (one per 128-bit half),
+// and a byte's count is its two nibbles'. A wider lane is taken by its magnitude first
+// (vpabsb/w/d; for 64 bits, which have no vpabsq before AVX-512, the xor and subtraction of
+// its sign fill), its bytes' counts are summed (vpmaddubsw adds pairs of bytes into words,
+// vpsadbw the eight bytes of each qword), and the sums narrowed to one byte per lane, in order.
+// A step reads four vectors.
+inline Vec byte_counts(Vec v) {
+  const Vec table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+                                     0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const Vec nibble = bytes_of(0x0f);
+  const Vec low = _mm256_and_si256(v, nibble);
+  const Vec high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(table, low), _mm256_shuffle_epi8(table, high));
+}
+
+// The counts of the bytes of the vector at p, its `Width`-byte lanes taken by magnitude when Signed.
+template <int Width, bool Signed>
+inline Vec load_byte_counts(const char* p) {
+  Vec v = load(p);
+  if constexpr (Signed && Width == 1) v = _mm256_abs_epi8(v);
+  if constexpr (Signed && Width == 2) v = _mm256_abs_epi16(v);
+  if constexpr (Signed && Width == 4) v = _mm256_abs_epi32(v);
+  if constexpr (Signed && Width == 8) {
+    const Vec sign_fill = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+    v = _mm256_sub_epi64(_mm256_xor_si256(v, sign_fill), sign_fill);
+  }
+  return byte_counts(v);
+}
+
+// The counts of the lanes of the four vectors at a, as bytes at o.
+template <int Width, bool Signed>
+inline void bitwise_count_step(const char* a, char* o) {
+  const Vec ones = bytes_of(1);
+  const auto counts = [a](int v) { return load_byte_counts<Width, Signed>(a + v * kVecBytes); };
+  if constexpr (Width == 1) {
+    for (int v = 0; v < 4; ++v) store(o + v * kVecBytes, counts(v));
+  } else if constexpr (Width == 2) {
+    // Words, narrowed by vpackuswb within each half, then the halves' qwords put in order.
+    for (int v = 0; v < 4; v += 2) {
+      const Vec words = _mm256_packus_epi16(_mm256_maddubs_epi16(counts(v), ones),
+                                            _mm256_maddubs_epi16(counts(v + 1), ones));
+      store(o + v / 2 * kVecBytes, _mm256_permute4x64_epi64(words, 0xd8));
+    }
+  } else if constexpr (Width == 4) {
+    // The words of two vectors packed into bytes, whose pairs are the dwords' counts: per half,
+    // vector p's four lanes then q's; packed again with r's and s's, and the dwords put in order.
+    const auto pairs = [&](int v) {
+      return _mm256_maddubs_epi16(_mm256_packus_epi16(_mm256_maddubs_epi16(counts(v), ones),
+                                                      _mm256_maddubs_epi16(counts(v + 1), ones)),
+                                  ones);
+    };
+    const Vec bytes = _mm256_packus_epi16(pairs(0), pairs(2));
+    store(o, _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  } else {
+    // Each qword's count in its low byte; the four vectors' side by side in each qword (bytes
+    // 0..3), then gathered per half so that dword v holds vector v's lanes (0, 1 from the low
+    // half, 2, 3 from the high), and the halves merged.
+    const Vec zero = _mm256_setzero_si256();
+    const auto sums = [&](int v) { return _mm256_sad_epu8(counts(v), zero); };
+    const Vec side_by_side = _mm256_or_si256(
+        _mm256_or_si256(sums(0), _mm256_slli_epi64(sums(1), 8)),
+        _mm256_or_si256(_mm256_slli_epi64(sums(2), 16), _mm256_slli_epi64(sums(3), 24)));
+    const Vec gather = _mm256_setr_epi8(0, 8, -1, -1, 1, 9, -1, -1, 2, 10, -1, -1, 3, 11, -1, -1,
+                                        -1, -1, 0, 8, -1, -1, 1, 9, -1, -1, 2, 10, -1, -1, 3, 11);
+    const Vec gathered = _mm256_shuffle_epi8(side_by_side, gather);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o),
+                     _mm_or_si128(_mm256_castsi256_si128(gathered), _mm256_extracti128_si256(gathered, 1)));
+  }
+}
+
+void bitwise_count_avx2(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows) {
+  with_width_and_sign(width, is_signed, [&](auto w, auto s) {
+    constexpr int kWidth = decltype(w)::value;
+    run_steps([](const char* a, const char*, char* o) { bitwise_count_step<kWidth, decltype(s)::value>(a, o); },
+              4 * kVecBytes / kWidth, kWidth, 1, x, nullptr, out, rows);
+  });
+}
+
+constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd,
+                                              &signbit_avx2, &shift_strided, &strided_shift_in_place_simd,
+                                              &bitwise_count_avx2};
 
 }  // namespace avx2
 }  // namespace torchops

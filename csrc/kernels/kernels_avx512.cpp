@@ -1,6 +1,8 @@
 // The AVX-512 level (F + BW + VL + DQ, 512-bit vectors). Everything below the pragma is
 // compiled for AVX-512 and lives in namespace avx512; the dispatcher only picks this table
 // on a CPU (and OS) that runs it. The rules: kernels.h and docs/semantics.md.
+// At the end, the avx512_bitalg level: this level but for bitwise_count, compiled for AVX-512
+// BITALG and VPOPCNTDQ too, in namespace avx512_bitalg.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -138,10 +140,138 @@ void signbit_avx512(int width, const void* x, bool* out, const Rows& rows) {
   }
 }
 
-constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd, &signbit_avx512,
-                                              &shift_strided, &strided_shift_in_place_simd};
+// ---- bitwise_count: Mula's nibble lookup, as at AVX2 -----------------------------------
+// vpshufb looks each nibble's number of 1 bits up in a 16-entry table (per 128-bit lane); a
+// wider lane is taken by its magnitude first (vpabsb/w/d/q), its bytes' counts are summed
+// (vpmaddubsw into words, then vpmaddwd into dwords; vpsadbw per qword) and narrowed to one
+// byte per lane by vpmovwb/db/qb, which keep lanes in order. A step reads four vectors.
+// CPUs with AVX-512 VPOPCNTDQ and BITALG take the avx512_bitalg level below instead.
+inline Vec byte_counts(Vec v) {
+  const Vec table = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4));
+  const Vec nibble = bytes_of(0x0f);
+  const Vec low = _mm512_and_si512(v, nibble);
+  const Vec high = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+  return _mm512_add_epi8(_mm512_shuffle_epi8(table, low), _mm512_shuffle_epi8(table, high));
+}
+
+template <int Width, bool Signed>
+inline Vec lane_magnitudes(Vec v) {
+  if constexpr (!Signed) return v;
+  if constexpr (Width == 1) return _mm512_abs_epi8(v);
+  if constexpr (Width == 2) return _mm512_abs_epi16(v);
+  if constexpr (Width == 4) return _mm512_abs_epi32(v);
+  if constexpr (Width == 8) return _mm512_abs_epi64(v);
+}
+
+template <int Width, bool Signed>
+inline void bitwise_count_step(const char* a, char* o) {
+  const Vec ones = bytes_of(1);
+  for (int v = 0; v < 4; ++v) {
+    const Vec counts = byte_counts(lane_magnitudes<Width, Signed>(load(a + v * kVecBytes)));
+    if constexpr (Width == 1) {
+      store(o + v * 64, counts);
+    } else if constexpr (Width == 2) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + v * 32),
+                          _mm512_cvtepi16_epi8(_mm512_maddubs_epi16(counts, ones)));
+    } else if constexpr (Width == 4) {
+      const Vec dwords = _mm512_madd_epi16(_mm512_maddubs_epi16(counts, ones), _mm512_set1_epi16(1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + v * 16), _mm512_cvtepi32_epi8(dwords));
+    } else {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + v * 8),
+                       _mm512_cvtepi64_epi8(_mm512_sad_epu8(counts, _mm512_setzero_si512())));
+    }
+  }
+}
+
+void bitwise_count_avx512(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows) {
+  with_width_and_sign(width, is_signed, [&](auto w, auto s) {
+    constexpr int kWidth = decltype(w)::value;
+    run_steps([](const char* a, const char*, char* o) { bitwise_count_step<kWidth, decltype(s)::value>(a, o); },
+              4 * kVecBytes / kWidth, kWidth, 1, x, nullptr, out, rows);
+  });
+}
+
+constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd,
+                                              &signbit_avx512, &shift_strided, &strided_shift_in_place_simd,
+                                              &bitwise_count_avx512};
 
 }  // namespace avx512
+
+// ---- The avx512_bitalg level: the avx512 level, but for bitwise_count, which counts with
+// AVX-512 VPOPCNTDQ's vpopcntd/q and BITALG's vpopcntb/w (each lane's count in the lane),
+// narrowed to one byte per lane by vpmovwb/db/qb. A row's last, partial vector is read and
+// written under a mask (a masked-off lane is neither read nor written, nor can it fault).
+// Its own namespace and portable loops, compiled for these extensions too; its table takes
+// every other entry from namespace avx512.
+#pragma GCC push_options
+#pragma GCC target("avx512bitalg,avx512vpopcntdq")
+
+namespace avx512_bitalg {
+
+#include "kernels/kernels_impl.h"
+
+template <int Width, bool Signed>
+inline __m512i lane_counts(__m512i v) {
+  if constexpr (Width == 1) return _mm512_popcnt_epi8(Signed ? _mm512_abs_epi8(v) : v);
+  if constexpr (Width == 2) return _mm512_popcnt_epi16(Signed ? _mm512_abs_epi16(v) : v);
+  if constexpr (Width == 4) return _mm512_popcnt_epi32(Signed ? _mm512_abs_epi32(v) : v);
+  if constexpr (Width == 8) return _mm512_popcnt_epi64(Signed ? _mm512_abs_epi64(v) : v);
+}
+
+// The counts of the 64 / Width lanes at a, as bytes at o; only the first `lanes` when
+// Partial (lanes < 64 / Width).
+template <int Width, bool Signed, bool Partial>
+inline void count_vector(const char* a, uint8_t* o, int64_t lanes) {
+  const uint64_t mask = Partial ? (uint64_t(1) << lanes) - 1 : ~uint64_t(0);
+  __m512i v;
+  if constexpr (!Partial) v = _mm512_loadu_si512(a);
+  if constexpr (Partial && Width == 1) v = _mm512_maskz_loadu_epi8(mask, a);
+  if constexpr (Partial && Width == 2) v = _mm512_maskz_loadu_epi16(static_cast<__mmask32>(mask), a);
+  if constexpr (Partial && Width == 4) v = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(mask), a);
+  if constexpr (Partial && Width == 8) v = _mm512_maskz_loadu_epi64(static_cast<__mmask8>(mask), a);
+  const __m512i counts = lane_counts<Width, Signed>(v);
+  if constexpr (Width == 1) {
+    if constexpr (Partial) _mm512_mask_storeu_epi8(o, mask, counts);
+    else _mm512_storeu_si512(o, counts);
+  } else if constexpr (Width == 2) {
+    const __m256i bytes = _mm512_cvtepi16_epi8(counts);
+    if constexpr (Partial) _mm256_mask_storeu_epi8(o, static_cast<__mmask32>(mask), bytes);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), bytes);
+  } else {
+    const __m128i bytes = Width == 4 ? _mm512_cvtepi32_epi8(counts) : _mm512_cvtepi64_epi8(counts);
+    if constexpr (Partial) _mm_mask_storeu_epi8(o, static_cast<__mmask16>(mask), bytes);
+    else if constexpr (Width == 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(o), bytes);
+    else _mm_storel_epi64(reinterpret_cast<__m128i*>(o), bytes);
+  }
+}
+
+template <int Width, bool Signed>
+void count_lanes_bitalg(const void* x, uint8_t* out, const Rows& rows) {
+  constexpr int64_t kLanes = 64 / Width;
+  const int64_t n = rows.n;
+  for_each_row(rows, x, nullptr, out, [n](const char* a, const char*, char* out_row) {
+    uint8_t* o = reinterpret_cast<uint8_t*>(out_row);
+    int64_t i = 0;
+#pragma GCC unroll 4
+    for (; i + kLanes <= n; i += kLanes) count_vector<Width, Signed, false>(a + i * Width, o + i, kLanes);
+    if (i < n) count_vector<Width, Signed, true>(a + i * Width, o + i, n - i);
+  });
+}
+
+void bitwise_count_bitalg(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows) {
+  with_width_and_sign(width, is_signed, [&](auto w, auto s) {
+    count_lanes_bitalg<decltype(w)::value, decltype(s)::value>(x, out, rows);
+  });
+}
+
+constinit const KernelTable kernel_table = {&avx512::shift_simd, &avx512::shift_by_scalar_simd,
+                                              &avx512::shift_by_row_count_simd, &avx512::signbit_avx512,
+                                              &avx512::shift_strided, &avx512::strided_shift_in_place_simd,
+                                              &bitwise_count_bitalg};
+
+}  // namespace avx512_bitalg
+
+#pragma GCC pop_options
 }  // namespace torchops
 
 #pragma GCC diagnostic pop

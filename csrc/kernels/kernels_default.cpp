@@ -7,6 +7,10 @@
 
 #include "kernels/kernels.h"
 
+#if defined(__aarch64__)
+#include <arm_neon.h>  // kernels_impl.h's bitwise_count
+#endif
+
 namespace torchops {
 namespace default_isa {
 
@@ -23,8 +27,8 @@ bool strided_shift_in_place(int /*width*/, int64_t /*step*/) {
 #endif
 }
 
-constinit const KernelTable kernel_table = {&shift,   &shift_by_scalar, &shift_by_row_count,
-                                            &signbit, &shift_strided,   &strided_shift_in_place};
+constinit const KernelTable kernel_table = {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit,
+                                            &shift_strided, &strided_shift_in_place, &bitwise_count};
 
 }  // namespace default_isa
 }  // namespace torchops

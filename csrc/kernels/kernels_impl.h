@@ -274,3 +274,98 @@ inline void signbit(int width, const void* x, bool* out, const Rows& rows) {
     case 8: return signbit_lanes<uint64_t>(x, out, rows);
   }
 }
+
+// ---- bitwise_count ----------------------------------------------------------------------
+
+// The magnitude of a signed lane in the unsigned type of its width: (x ^ s) - s, s its sign
+// fill (0, or all ones when negative), modulo 2^width; the minimum's, 2^(width-1), is its own
+// bit pattern.
+template <typename U>
+inline U magnitude(U x) {
+  const U sign_fill = static_cast<U>(U(0) - static_cast<U>(x >> (kBits<U> - 1)));
+  return static_cast<U>(static_cast<U>(x ^ sign_fill) - sign_fill);
+}
+
+// The number of 1 bits of x, without a popcount instruction (x86-64's baseline has none):
+// the counts of bit pairs, then of nibbles, then of bytes, side by side in x (SWAR), and the
+// bytes' counts summed by shifts and adds, which SSE2 vectorizes (it has no 64-bit multiply).
+// Every step is brought back to U, so that the compiler computes narrow lanes in narrow
+// vector lanes (computed as ints, bytes took four times the vectors).
+template <typename U>
+inline uint8_t count_ones(U x) {
+  constexpr U kOnes = static_cast<U>(~U(0));
+  constexpr U kPairs = kOnes / 3, kNibbles = kOnes / 5, kBytes = kOnes / 17;  // 0x55.., 0x33.., 0x0f..
+  U v = x;
+  v = static_cast<U>(v - ((v >> 1) & kPairs));
+  v = static_cast<U>((v & kNibbles) + ((v >> 2) & kNibbles));
+  v = static_cast<U>((v + (v >> 4)) & kBytes);
+  if constexpr (sizeof(U) >= 2) v = static_cast<U>(v + (v >> 8));
+  if constexpr (sizeof(U) >= 4) v = static_cast<U>(v + (v >> 16));
+  if constexpr (sizeof(U) >= 8) v = static_cast<U>(v + (v >> 32));
+  return static_cast<uint8_t>(v);  // the low byte: the sum of all bytes' counts
+}
+
+#if defined(__aarch64__)
+// NEON (the includer includes <arm_neon.h>), where GCC (12) vectorizes popcount with `cnt` only
+// for bytes: cnt counts each byte's bits, and addp (the sums of adjacent bytes of two
+// vectors, in order) sums a wider lane's byte counts while it narrows them.
+//
+// Byte j of the result: the number of 1 bits of bytes [j * Group, (j + 1) * Group) of the
+// 16 * Group bytes at p, lanes of type U taken by magnitude when Signed.
+template <typename U, bool Signed, int Group>
+inline uint8x16_t group_counts(const uint8_t* p) {
+  if constexpr (Group == 1) {
+    uint8x16_t v = vld1q_u8(p);
+    if constexpr (Signed && sizeof(U) == 1) v = vreinterpretq_u8_s8(vabsq_s8(vreinterpretq_s8_u8(v)));
+    if constexpr (Signed && sizeof(U) == 2) v = vreinterpretq_u8_s16(vabsq_s16(vreinterpretq_s16_u8(v)));
+    if constexpr (Signed && sizeof(U) == 4) v = vreinterpretq_u8_s32(vabsq_s32(vreinterpretq_s32_u8(v)));
+    if constexpr (Signed && sizeof(U) == 8) v = vreinterpretq_u8_s64(vabsq_s64(vreinterpretq_s64_u8(v)));
+    return vcntq_u8(v);
+  } else {
+    return vpaddq_u8(group_counts<U, Signed, Group / 2>(p), group_counts<U, Signed, Group / 2>(p + 8 * Group));
+  }
+}
+#endif
+
+template <typename U, bool Signed>
+void count_lanes(const void* x, uint8_t* out, const Rows& rows) {
+  const auto count = [](U a) { return count_ones(Signed ? magnitude(a) : a); };
+#if defined(__aarch64__)
+  const int64_t n = rows.n;
+  for_each_row(rows, x, nullptr, out, [n, count](const char* x_row, const char*, char* out_row) {
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(x_row);
+    uint8_t* o = reinterpret_cast<uint8_t*>(out_row);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) vst1q_u8(o + i, group_counts<U, Signed, sizeof(U)>(a + i * sizeof(U)));
+    for (; i < n; ++i) {
+      U lane;
+      std::memcpy(&lane, a + i * sizeof(U), sizeof(U));
+      o[i] = count(lane);
+    }
+  });
+#else
+  map_lanes<U, uint8_t>(rows, x, out, count);
+#endif
+}
+
+// f(width, is_signed), both as compile-time constants (std::integral_constant), for a lane
+// width in bytes and whether the lanes are signed.
+template <typename F>
+inline void with_width_and_sign(int width, bool is_signed, const F& f) {
+  const auto with_sign = [&](auto w) {
+    if (is_signed) return f(w, std::true_type{});
+    return f(w, std::false_type{});
+  };
+  switch (width) {
+    case 1: return with_sign(std::integral_constant<int, 1>{});
+    case 2: return with_sign(std::integral_constant<int, 2>{});
+    case 4: return with_sign(std::integral_constant<int, 4>{});
+    case 8: return with_sign(std::integral_constant<int, 8>{});
+  }
+}
+
+inline void bitwise_count(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows) {
+  with_width_and_sign(width, is_signed, [&](auto w, auto s) {
+    count_lanes<Lane<decltype(w)::value>, decltype(s)::value>(x, out, rows);
+  });
+}
