@@ -41,4 +41,12 @@ const at::Tensor& signbit_out(const at::Tensor& out, const at::Tensor& x) {
   return op::signbit_out().call(x, op::writable(out));
 }
 
+at::Tensor bitwise_count(const at::Tensor& x) {
+  return op::bitwise_count().call(x);
+}
+
+const at::Tensor& bitwise_count_out(const at::Tensor& out, const at::Tensor& x) {
+  return op::bitwise_count_out().call(x, op::writable(out));
+}
+
 }  // namespace torchops

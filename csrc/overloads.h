@@ -27,6 +27,8 @@ using BitshiftScalarInplace = at::Tensor&(at::Tensor& x, const at::Scalar& y, c1
                                           bool arithmetic);
 using Signbit = at::Tensor(const at::Tensor& x);
 using SignbitOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
+using BitwiseCount = at::Tensor(const at::Tensor& x);
+using BitwiseCountOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
 
 namespace detail {
 template <class Signature>
@@ -57,9 +59,12 @@ enum class Kind { functional, out, inplace };
   X(bitshift_scalar_inplace, BitshiftScalarInplace, inplace, "bitshift_", "Scalar",                               \
     "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> Tensor(a!)")                 \
   X(signbit, Signbit, functional, "signbit", "", "signbit(Tensor x) -> Tensor")                                    \
-  X(signbit_out, SignbitOut, out, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+  X(signbit_out, SignbitOut, out, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")      \
+  X(bitwise_count, BitwiseCount, functional, "bitwise_count", "", "bitwise_count(Tensor x) -> Tensor")             \
+  X(bitwise_count_out, BitwiseCountOut, out, "bitwise_count", "out",                                              \
+    "bitwise_count.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
 
-// The loops behind the device-generic entries (csrc/ops/composite.cpp), as private ops:
+// The loops behind the device-generic entries (csrc/ops/composite.h), as private ops:
 // each writes an `out` that the entry has checked and allocated (of the result's dtype and
 // shape) from operands of any dtype the op takes, strides and broadcasting included. Their
 // kernel is the composite one, made of ATen ops, on every backend that has no kernel of its
@@ -75,7 +80,9 @@ using UnaryLoop = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary
     "_bitshift_loop(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")                                \
   X(bitshift_scalar_loop, BitshiftScalarLoop, "_bitshift_scalar_loop",                               \
     "_bitshift_scalar_loop(Tensor(a!) out, Tensor x, int count, int op) -> ()")                        \
-  X(signbit_loop, UnaryLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")
+  X(signbit_loop, UnaryLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")        \
+  X(bitwise_count_loop, UnaryLoop, "_bitwise_count_loop",                                             \
+    "_bitwise_count_loop(Tensor(a!) out, Tensor x) -> ()")
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)

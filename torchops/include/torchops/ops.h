@@ -42,4 +42,10 @@ TORCHOPS_API const at::Tensor& bitshift_out(const at::Tensor& out, const at::Ten
 TORCHOPS_API at::Tensor signbit(const at::Tensor& x);
 TORCHOPS_API const at::Tensor& signbit_out(const at::Tensor& out, const at::Tensor& x);
 
+// The number of 1 bits of each element's magnitude (|x|; for the minimum of a signed dtype,
+// 2^(width-1): one bit), as a uint8 tensor, as NumPy's bitwise_count: for every integer dtype
+// and bool (true: 1).
+TORCHOPS_API at::Tensor bitwise_count(const at::Tensor& x);
+TORCHOPS_API const at::Tensor& bitwise_count_out(const at::Tensor& out, const at::Tensor& x);
+
 }  // namespace torchops
