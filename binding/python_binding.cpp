@@ -246,6 +246,7 @@ Function functions[] = {
     {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<false, true>},
     {"signbit", {{"x"}, {"out", "None"}}, 2, &unary<&op::signbit, &op::signbit_out>},
+    {"bitwise_count", {{"x"}, {"out", "None"}}, 2, &unary<&op::bitwise_count, &op::bitwise_count_out>},
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly

@@ -24,7 +24,10 @@ class ShiftModel(torch.nn.Module):
         negative = torchops.signbit(x)
         negative_out = torch.empty(x.shape, dtype=torch.bool, device=x.device)
         torchops.signbit(x, out=negative_out)
-        return left, logical, arithmetic, halved, shifted, negative, negative_out
+        bits = torchops.bitwise_count(x)  # the 1 bits of |x|, uint8
+        count_bits = torch.empty(counts.shape, dtype=torch.uint8, device=x.device)
+        torchops.bitwise_count(counts, out=count_bits)
+        return left, logical, arithmetic, halved, shifted, negative, negative_out, bits, count_bits
 
 
 def example_inputs(batch: int = 4) -> tuple[torch.Tensor, torch.Tensor]:

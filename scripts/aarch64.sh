@@ -40,8 +40,9 @@ main() {
   # longer than here, and one that starts a Python spends about 15 s in `import torch`, so
   # it holds what a new architecture can break, whole where that is a sweep:
   #   the kernel's answers: every 8-bit pair and Python-int count, every 16-bit value
-  #   against a dozen counts, every float16/bfloat16 pattern; the loops' tails at every
-  #   size and offset and the row driver's layouts (test_levels)
+  #   against a dozen counts, every float16/bfloat16 pattern, every 8- and 16-bit value's bit
+  #   count; the loops' tails at every size and offset and the row driver's layouts
+  #   (test_levels, and the bit count's sizes)
   #   the contract's examples, its errors and hostile inputs (of a test function with
   #   more than 24 parametrizations, one in 16: beyond and one_in below)
   #   the kernel level's names and detection (test_dispatch), the compiled binding, the
@@ -59,6 +60,8 @@ main() {
     tests/test_torchscript.py::test_typed_api_scripted_gives_the_models_answers_and_eagers
     tests/test_torchscript.py::test_typed_api_scripted_on_every_8bit_pair
     tests/test_inductor.py::test_direction_spellings_and_paddle_names
+    tests/test_bitwise_count.py::test_every_value_of_the_small_dtypes
+    tests/test_bitwise_count.py::test_sizes_around_the_vector_widths
   )
   # test_binding's tests that start a Python to check what an import does (the same Python
   # code on every architecture) are left to the larger selection.
@@ -71,7 +74,7 @@ main() {
   # host (test_deploy, test_onnx, test_packaging) or gigabytes (test_huge) is left out.
   wide=(tests/test_bitshift.py tests/test_signbit.py tests/test_levels.py tests/test_spec_examples.py
         tests/test_errors.py tests/test_hostile.py tests/test_dispatch.py tests/test_binding.py
-        tests/test_torch_integration.py tests/test_torchscript.py tests/test_inductor.py)
+        tests/test_torch_integration.py tests/test_torchscript.py tests/test_inductor.py tests/test_bitwise_count.py)
 
   pins=$(grep '^torch==' requirements-torch.txt)
   pin=$(head -n 1 <<<"$pins")

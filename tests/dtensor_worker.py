@@ -95,6 +95,11 @@ CASES = [
     case("signbit_replicate", "signbit", ((3, 3), i8, "R"), expect="R"),
     case("signbit_out_shard0", "signbit_out", ((6, 4), f32, "S0"), expect="S0"),
     case("signbit_out_shard1", "signbit_out", ((3, 5), i64, "S1"), expect="S1"),
+    # bitwise_count, bitwise_count.out
+    case("bitwise_count_shard1", "bitwise_count", ((6, 4), i8, "S1"), expect="S1"),
+    case("bitwise_count_uneven", "bitwise_count", ((5,), i64, "S0"), expect="S0"),
+    case("bitwise_count_out_shard0", "bitwise_count_out", ((6, 4), u8, "S0"), expect="S0"),
+    case("bitwise_count_out_resized", "bitwise_count_out", ((6, 4), i32, "S1"), expect="S1", out_shape=(2, 4)),
     # The typed API (torchops.*), which calls the ops above.
     case("api_bitshift", "api_bitshift", ((6, 4), i32, "S0"), ((6, 4), i32, "S0"), expect="S0",
          direction="RIGHT", arithmetic=False),
@@ -107,6 +112,8 @@ CASES = [
     case("api_right_scalar_out", "api_right_out", ((7,), i64, "S0"), 4, expect="S0", arithmetic=False),
     case("api_signbit", "api_signbit", ((6, 4), f32, "S0"), expect="S0"),
     case("api_signbit_out", "api_signbit_out", ((4, 6), f32, "S1"), expect="S1"),
+    case("api_bitwise_count", "api_bitwise_count", ((6, 4), i32, "S0"), expect="S0"),
+    case("api_bitwise_count_out", "api_bitwise_count_out", ((4, 6), i8, "S1"), expect="S1"),
     # A 2-D mesh (2 x 1): placements on each mesh dim.
     case("mesh2d_shard0_replicate", "op", ((6, 4), i32, "S0,R"), ((6, 4), i32, "S0,R"), expect="S0,R", mesh="2x1"),
     case("mesh2d_replicate_shard1", "op", ((4, 6), i32, "R,S1"), ((6,), i32, "R,R"), expect="R,S1", mesh="2x1",
@@ -116,6 +123,9 @@ CASES = [
     case("mesh2d_out", "out", ((4, 6), i32, "R,S1"), ((4, 6), i32, "R,S1"), expect="R,S1", mesh="2x1"),
     case("mesh2d_signbit", "signbit", ((6, 4), f32, "S0,R"), expect="S0,R", mesh="2x1"),
 ]
+
+# The ops f(x, out=None), whose cases are named "<op>", "<op>_out", "api_<op>", "api_<op>_out".
+UNARY = ("signbit", "bitwise_count")
 
 CASE_NAMES = [c["name"] for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
@@ -185,8 +195,9 @@ def run_case(c, meshes, rank):
     y, dy = operand(c["y"], _counts)
 
     # The answer, from plain tensors.
-    if "signbit" in call:
-        want = ops.signbit(x)
+    unary = call.removeprefix("api_").removesuffix("_out")  # signbit, bitwise_count: f(x, out=None)
+    if unary in UNARY:
+        want = getattr(ops, unary)(x)
     else:
         if not isinstance(x, torch.Tensor):
             x = torch.tensor(x, dtype=y.dtype)
@@ -210,10 +221,10 @@ def run_case(c, meshes, rank):
             overload = ops.bitshift.out if isinstance(dy, torch.Tensor) else ops.bitshift.Scalar_out
             check(overload(dx, dy, direction, arithmetic, out=dout) is dout, "the out= op did not return out")
             return dout
-        if call == "signbit":
-            return ops.signbit(dx)
-        if call == "signbit_out":
-            check(ops.signbit.out(dx, out=dout) is dout, "signbit.out did not return out")
+        if call in UNARY:
+            return getattr(ops, call)(dx)
+        if call.removesuffix("_out") in UNARY:
+            check(getattr(ops, unary).out(dx, out=dout) is dout, f"{unary}.out did not return out")
             return dout
         if call.startswith("api"):
             # The typed API is the compiled binding, which leaves DTensors to its torch.ops twin.
@@ -235,10 +246,10 @@ def run_case(c, meshes, rank):
                 returned = torchops.bitwise_right_shift(dx, dy, is_arithmetic=arithmetic, out=dout)
             check(returned is dout, "the out= function did not return out")
             return dout
-        if call == "api_signbit":
-            return torchops.signbit(dx)
-        if call == "api_signbit_out":
-            check(torchops.signbit(dx, out=dout) is dout, "signbit(out=) did not return out")
+        if call.removeprefix("api_") in UNARY:
+            return getattr(torchops, unary)(dx)
+        if call.startswith("api_") and unary in UNARY:
+            check(getattr(torchops, unary)(dx, out=dout) is dout, f"{unary}(out=) did not return out")
             return dout
         raise AssertionError(call)
 

@@ -143,3 +143,10 @@ def signbit_model(tensor):
         return np.zeros(tuple(tensor.shape), dtype=bool)
     values = np.array(tensor.tolist(), dtype=object).reshape(tuple(tensor.shape))
     return (values < 0).astype(bool)
+
+
+def bitwise_count_model(tensor):
+    """np.bitwise_count's rule: the number of 1 bits in |x|, as Python's int.bit_count
+    counts them (bool: its value), as a uint8 array."""
+    counts = [abs(int(value)).bit_count() for value in tensor.reshape(-1).tolist()]
+    return np.array(counts, dtype=np.uint8).reshape(tuple(tensor.shape))

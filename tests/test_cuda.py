@@ -174,6 +174,22 @@ def test_signbit(device_path, dtype):
     assert_same(torchops.signbit(x_device, out=out), torchops.signbit(x))
 
 
+@pytest.mark.parametrize("dtype", INT_DTYPES + [torch.bool], ids=dtype_id)
+def test_bitwise_count(device_path, dtype):
+    if dtype == torch.bool:
+        x = torch.tensor([True, False, True])
+    elif torch.iinfo(dtype).bits <= 16:  # every value
+        x = torch.arange(torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1).to(dtype)
+    else:
+        x = make_tensor(interesting_values(dtype) + random_values(dtype, 4096, np.random.default_rng(0)), dtype)
+    x_device, = on_device(x)
+    expected = torch.from_numpy(np.bitwise_count(x.numpy()))
+    assert_same(torchops.bitwise_count(x_device), expected)
+    assert_same(torchops.bitwise_count(x_device[::2]), expected[::2])
+    out = torch.empty(x.numel(), dtype=torch.uint8, device=DEVICE)
+    assert_same(torchops.bitwise_count(x_device, out=out), expected)
+
+
 BAD_CALLS = [  # (what, call with tensors made on `device`)
     ("float x", lambda d: op.bitshift(torch.ones(3, device=d), torch.ones(3, dtype=torch.int8, device=d), "LEFT")),
     ("direction", lambda d: op.bitshift(torch.ones(3, dtype=torch.int8, device=d), 1, "Left")),
@@ -188,6 +204,7 @@ BAD_CALLS = [  # (what, call with tensors made on `device`)
     ("partial overlap", lambda d: (lambda b: op.bitshift.out(b[:-1], 1 + 0 * b[1:], "LEFT", out=b[1:]))(
         torch.ones(5, dtype=torch.int8, device=d))),
     ("complex signbit", lambda d: op.signbit(torch.ones(3, dtype=torch.complex64, device=d))),
+    ("float bitwise_count", lambda d: op.bitwise_count(torch.ones(3, device=d))),
 ]
 
 
@@ -209,7 +226,7 @@ def test_a_tensor_on_another_device_is_refused():
 
 def chain(x, y, f):
     shifted = op.bitshift(op.bitshift(x, y, "RIGHT", False), 1, "LEFT")
-    return shifted + 1, op.bitshift(x, y, "RIGHT"), op.signbit(f * 2)
+    return shifted + 1, op.bitshift(x, y, "RIGHT"), op.signbit(f * 2), op.bitwise_count(x + 1)
 
 
 def test_compiled_graphs_are_fused_and_exact(device_path):
@@ -236,5 +253,7 @@ def test_opcheck(device_path):
         (op.bitshift.out, (x_device, y_device, "LEFT"), {"out": torch.empty_like(x_device)}),
         (op.bitshift_.Scalar, (x_device.clone(), 2, "RIGHT"), {}),
         (op.signbit.default, (x_device.float(),), {}),
+        (op.bitwise_count.default, (x_device,), {}),
+        (op.bitwise_count.out, (x_device,), {"out": torch.empty(0, dtype=torch.uint8, device=DEVICE)}),
     ]:
         torch.library.opcheck(overload, args, kwargs)

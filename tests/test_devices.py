@@ -5,6 +5,9 @@ The paths themselves are checked by the semantic suites, run whole under
 TORCHOPS_CPU_KERNELS=composite and =triton (.ci/run); on a machine with a GPU,
 tests/test_cuda.py runs them on the device.
 """
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -28,6 +31,15 @@ def test_the_loops_are_private_ops_with_an_aten_kernel_everywhere(loop):
     name = f"torchops::{loop}"
     assert torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeExplicitAutograd")
     assert str(getattr(torch.ops.torchops, loop).default) not in {str(o) for o in OVERLOADS}
+
+
+def test_every_loop_has_a_triton_launcher():
+    # Read from the source: importing the launchers needs Triton, which this torch may lack.
+    tree = ast.parse(Path(_triton.__file__).with_name("_triton_kernels.py").read_text())
+    launchers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    missing = sorted(f"{loop} (launcher {launcher})" for loop, launcher in _triton.LOOPS.items()
+                     if launcher not in launchers)
+    assert not missing, f"torchops/_triton_kernels.py has no launcher for {', '.join(missing)}: add it there"
 
 
 @pytest.mark.skipif(not _triton.available(), reason="Triton is not installed with this torch")

@@ -1,5 +1,5 @@
 """Hostile input: a catalogue of invalid calls (docs/semantics.md sections
-1, 3, 4.2, 4.3, 5, 7).
+1, 3, 4.2, 4.3, 5, 8).
 
 Each row of CATALOGUE is (id, call, expected exception type, message regex).
 `call` receives a registry `t` and builds its tensors through it; `t`
@@ -185,7 +185,7 @@ CATALOGUE = [
      named(IN_PLACE_OP, "direction", *FOUR_DIRECTIONS)),
     ("direction_RIGHTS_in_place_python_count", lambda t: ops.bitshift_(t(U64), 3, "RIGHTS"), ValueError,
      named(IN_PLACE_OP, "direction", *FOUR_DIRECTIONS)),
-    # --- TypeError: a direction that is not a str (section 7), through the Python API
+    # --- TypeError: a direction that is not a str (section 8), through the Python API
     ("direction_int", lambda t: torchops.bitshift(t(I8), t(I8), 5), TypeError,
      named(OP, "direction", r"\bint\b", *FOUR_DIRECTIONS)),
     ("direction_none_python_count", lambda t: torchops.bitshift(t(I8), 1, None), TypeError,
@@ -196,7 +196,7 @@ CATALOGUE = [
      named(OP, "direction", "bytes")),
     # torch.ops itself matches arguments against the schema: PyTorch's RuntimeError
     ("direction_int_ops", lambda t: ops.bitshift(t(I8), t(I8), 5), RuntimeError, named("direction", "str")),
-    # --- TypeError: a flag that is not a bool (section 10); torch.ops would take None as False
+    # --- TypeError: a flag that is not a bool (section 11); torch.ops would take None as False
     ("arithmetic_str", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", "yes"), TypeError,
      named(OP, "arithmetic", "bool", r"\bstr\b")),
     ("arithmetic_none", lambda t: torchops.bitshift(t(I8), t(I8), "RIGHT", None), TypeError,
@@ -256,7 +256,7 @@ CATALOGUE = [
     ("signbit_out_a_tuple", lambda t: torchops.signbit(t(F32), out=(0,)), TypeError,
      named(SIGNBIT, OUT, "tensor", "tuple")),
 
-    # --- RuntimeError: a meta tensor beside CPU ones (section 7), naming both devices
+    # --- RuntimeError: a meta tensor beside CPU ones (section 8), naming both devices
     ("meta_y", lambda t: torchops.bitshift(t(I8), t(I8, device="meta"), "LEFT"), RuntimeError,
      named(OP, Y, *DEVICES)),
     ("meta_zero_dim_y", lambda t: torchops.bitshift(t(I8), t(I8, (), device="meta"), "RIGHT"), RuntimeError,
@@ -293,7 +293,7 @@ CATALOGUE = [
     ("x_numpy_float", lambda t: torchops.bitshift(np.float32(1), t(I8), "LEFT"), TypeError, named(OP, X, "float32")),
     ("y_none_in_place", lambda t: torchops.bitwise_left_shift_(t(I8), None), TypeError, named(LEFT_INPLACE, Y)),
     # None for a Tensor argument of torch.ops (PyTorch passes an undefined tensor): TypeError
-    # naming the argument (section 7)
+    # naming the argument (section 8)
     ("y_none_ops", lambda t: ops.bitshift(t(I8), None, "LEFT"), TypeError, named(OP, Y, "None")),
     ("x_none_ops", lambda t: ops.bitshift.default(None, t(I8), "RIGHT"), TypeError, named(OP, X, "None")),
     ("x_none_ops_in_place", lambda t: ops.bitshift_.default(None, t(I8), "LEFT"), TypeError,

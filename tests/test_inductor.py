@@ -307,6 +307,29 @@ def test_signbit_of_integers_and_bool(dynamic, rng):
 
 
 # --------------------------------------------------------------------------------------
+# bitwise_count
+def bitwise_count_and_neighbours(x):
+    """bitwise_count alone, and fused with a sum and an add that read x again."""
+    count = torchops.bitwise_count(x)
+    return [count, count.to(torch.int32).sum().reshape(1), torchops.bitwise_count(x[1:]) + 1]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("dtype", [*INT_DTYPES, torch.bool], ids=dtype_id)
+def test_bitwise_count(dtype, level, rng):
+    if dtype == torch.bool:
+        x = torch.tensor([True, False] * 40 + [True] * TAIL)
+    elif dtype in BYTE_DTYPES:  # every value
+        x = with_tail(range(model.value_range(dtype)[0], model.value_range(dtype)[1] + 1), dtype)
+    else:
+        x = with_tail(interesting_values(dtype) + random_values(dtype, 300, rng), dtype)
+    for dynamic in (False, True):
+        result = compiled(bitwise_count_and_neighbours, dynamic, level)(x)
+        assert_same_tensors(result, bitwise_count_and_neighbours(x))
+        np.testing.assert_array_equal(result[0].numpy(), np.bitwise_count(x.numpy()))
+
+
+# --------------------------------------------------------------------------------------
 # In place, out= and chains with builtins.
 def in_place_and_out(x, y, shifted, signs):
     x = x.clone()
@@ -405,21 +428,31 @@ def generated_code(fn, *args):
     return "\n".join(code)
 
 
-def every_overload(x, y, shifted, signs):
+def every_overload(x, y, shifted, signs, bit_counts):
     x = x.clone()
     torch.ops.torchops.bitshift_(x, y, "LEFT")
     torch.ops.torchops.bitshift_.Scalar(x, 1, "RIGHT", False)
     torch.ops.torchops.bitshift.out(x, y, "RIGHT", out=shifted)
     torch.ops.torchops.bitshift.Scalar_out(shifted, 2, "LEFT", out=shifted)
     torch.ops.torchops.signbit.out(x, out=signs)
+    torch.ops.torchops.bitwise_count.out(shifted, out=bit_counts)
     return (torch.ops.torchops.bitshift(x, y, "RIGHT", False), torch.ops.torchops.bitshift.Scalar(x, 3, "LEFT"),
-            torch.ops.torchops.signbit(shifted), x ^ 1)
+            torch.ops.torchops.signbit(shifted), torch.ops.torchops.bitwise_count(x), x ^ 1)
 
 
 def every_overload_inputs(dtype):
     x = make_tensor(list(range(40)), dtype)
     y = make_tensor([k % 9 for k in range(40)], dtype)
-    return x, y, torch.empty_like(x), torch.empty(40, dtype=torch.bool)
+    return x, y, torch.empty_like(x), torch.empty(40, dtype=torch.bool), torch.empty(40, dtype=torch.uint8)
+
+
+def test_every_overload_calls_them_all():
+    import inspect
+
+    called = set(re.findall(r"torch\.ops\.torchops\.(\w+)(?:\.(\w+))?\(", inspect.getsource(every_overload)))
+    called = {f"torchops.{op}.{overload or 'default'}" for op, overload in called}
+    missing = sorted({str(overload) for overload in _inductor.OVERLOADS} - called)
+    assert not missing, f"tests/test_inductor.py's every_overload calls no {', '.join(missing)}: call it there"
 
 
 def torchops_calls(code):
@@ -433,9 +466,9 @@ def test_generated_code_never_calls_torchops(dtype):
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("dtype", [torch.int32, torch.uint16, torch.uint64], ids=dtype_id)
-def test_kernel_calling_lowerings_call_every_shift_overload(dtype, dynamic):
-    """register(fuse=False), the lowerings of TORCHOPS_INDUCTOR_LOWERINGS=0: every shift
-    overload calls the C++ kernel from the compiled graph and writes what eager writes."""
+def test_kernel_calling_lowerings_call_every_overload(dtype, dynamic):
+    """register(fuse=False), the lowerings of TORCHOPS_INDUCTOR_LOWERINGS=0: every overload
+    calls the C++ kernel from the compiled graph and writes what eager writes."""
     expected_inputs, inputs = every_overload_inputs(dtype), every_overload_inputs(dtype)
     expected = every_overload(*expected_inputs)
     _inductor.register(fuse=False)
@@ -450,11 +483,8 @@ def test_kernel_calling_lowerings_call_every_shift_overload(dtype, dynamic):
     # A functional overload is called as itself or as its out= overload, into a buffer
     # Inductor allocates (which Inductor does for an op that has an out= overload tagged
     # torch.Tag.out).
-    writing = {"torch.ops.torchops.bitshift_.default", "torch.ops.torchops.bitshift_.Scalar",
-               "torch.ops.torchops.bitshift.out", "torch.ops.torchops.bitshift.Scalar_out",
-               "torch.ops.torchops.signbit.out"}
-    functional = {"torch.ops.torchops.bitshift.default", "torch.ops.torchops.bitshift.Scalar",
-                  "torch.ops.torchops.signbit.default"}
+    writing = {f"torch.ops.{overload}" for overload in _inductor.OVERLOADS if overload._schema.is_mutable}
+    functional = {f"torch.ops.{overload}" for overload in _inductor.OVERLOADS if not overload._schema.is_mutable}
     assert writing <= torchops_calls("\n".join(code)) <= writing | functional
 
 
@@ -631,7 +661,7 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
     compiler.write_text('#!/bin/sh\nexec "${CXX:-g++}" "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
     compiler.chmod(0o755)
     env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
-    selection = "scalar and (tensor_and_0d or python_int or signbit or in_place)"
+    selection = "scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place)"
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
         env=env, capture_output=True, text=True, timeout=1800,

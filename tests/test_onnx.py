@@ -314,6 +314,44 @@ def test_below_opset_28_every_bitshift_count_is_in_range(opset):
 
 
 # --------------------------------------------------------------------------
+# bitwise_count: an exact composite at every opset
+
+
+class BitCounts(torch.nn.Module):
+    """bitwise_count of every dtype it takes, one input each, and its out= form."""
+
+    def forward(self, i8, u8, i16, u16, i32, u32, i64, u64, flags):
+        out = torch.empty(i8.shape, dtype=torch.uint8)
+        torchops.bitwise_count(i8, out=out)
+        return (out, T.bitwise_count(u8), torchops.bitwise_count(i16), T.bitwise_count(u16),
+                torchops.bitwise_count(i32), T.bitwise_count(u32), torchops.bitwise_count(i64),
+                T.bitwise_count(u64), torchops.bitwise_count(flags))
+
+
+def bit_count_inputs():
+    """Every value of the 8- and 16-bit dtypes and bool; edges, powers of two and random
+    values of the wider ones."""
+    rng = np.random.default_rng(5)
+    inputs = []
+    for dtype in (torch.int8, torch.uint8, torch.int16, torch.uint16, torch.int32, torch.uint32, torch.int64,
+                  torch.uint64):  # BitCounts's order
+        if torch.iinfo(dtype).bits <= 16:
+            inputs.append(torch.arange(torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1).to(dtype))
+        else:
+            inputs.append(make_tensor(interesting_values(dtype) + random_values(dtype, 2000, rng), dtype))
+    return (*inputs, torch.tensor([True, False, True]))
+
+
+@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+def test_bitwise_count_of_every_dtype_is_exact(opset):
+    args = bit_count_inputs()
+    program = torchops.onnx.export(BitCounts(), args, opset_version=opset, verify=True)
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    assert list(program.model.opset_imports) == [""]
+    for values, counts in zip(args, torchops.onnx.run(program, args)):
+        np.testing.assert_array_equal(counts.numpy(), np.bitwise_count(values.numpy()))
+
+
 # signbit of floats: exact at opset 26 and up, refused below
 
 

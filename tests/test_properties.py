@@ -334,7 +334,7 @@ _STAND_INS = {(False, False): (torch.float32, torch.float32), (True, False): (to
 def reference_strides(inputs, shape, result_dtype=None):
     """The strides PyTorch's own pointwise op (torch.add / torch.neg on float
     tensors of the same sizes and strides, converted the same way) gives
-    (section 7: a new output has the layout PyTorch's pointwise ops give)."""
+    (section 8: a new output has the layout PyTorch's pointwise ops give)."""
     if len(inputs) == 1:
         result = torch.neg(torch.empty_strided(inputs[0].shape, inputs[0].stride(), dtype=torch.float32))
     else:

@@ -1,5 +1,5 @@
 """Every worked example in the documents the contract comes from (ONNX BitShift
-version 28, Paddle's shift RFC, pypto's signbit; docs/semantics.md section 8) and the
+version 28, Paddle's shift RFC, pypto's signbit; docs/semantics.md section 9) and the
 contract, with the expected values written out as the documents give them.
 
 Each example is checked against torchops through every entry point and also

@@ -16,7 +16,7 @@ import torchops
 from torchops._contract import OVERLOADS
 
 import model
-from bad_calls import BAD_CALLS
+from calls import BAD_CALLS, OPCHECK_SAMPLES, counts_of, floats_of, ints_of
 from conftest import OVERLOAD_NAMES, assert_same_tensors, make_tensor, random_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,91 +26,6 @@ pytestmark = pytest.mark.python_layers
 ops = torch.ops.torchops
 
 
-def _ints(shape, dtype, seed=0):
-    """A tensor of `shape` and `dtype` with values spread over the whole range."""
-    values = random_values(dtype, int(torch.Size(shape).numel()), np.random.default_rng(seed))
-    return make_tensor(values, dtype).reshape(shape)
-
-
-def _counts(shape, dtype, seed=1):
-    """Counts in and just outside [0, n) (negative only for signed dtypes)."""
-    generator = torch.Generator().manual_seed(seed)
-    low = -2 if model.is_signed(dtype) else 0
-    return torch.randint(low, model.width(dtype) + 3, shape, generator=generator).to(dtype)
-
-
-def _floats(shape, dtype=torch.float32, seed=2):
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=generator).to(dtype)
-    x.view(-1)[:1] = -0.0
-    return x
-
-
-# --------------------------------------------------------------------------
-# opcheck on every overload
-def _opcheck_samples():
-    """(id, overload, args builder, kwargs builder)."""
-    return [
-        ("bitshift-int8", ops.bitshift.default,
-         lambda: (_ints((3, 4), torch.int8), _counts((3, 4), torch.int8), "LEFT", True)),
-        ("bitshift-uint16-transposed-broadcast", ops.bitshift.default,
-         lambda: (_ints((4, 3), torch.uint16).t(), _counts((4,), torch.uint16), "RIGHT", False)),
-        ("bitshift-int64-broadcast-both", ops.bitshift.default,
-         lambda: (_ints((2, 1, 3), torch.int64), _counts((5, 1), torch.int64), "RIGHT", True)),
-        ("bitshift-int32-channels-last", ops.bitshift.default,
-         lambda: (_ints((2, 3, 4, 5), torch.int32).contiguous(memory_format=torch.channels_last),
-                  _counts((1, 3, 1, 1), torch.int32), "left", True)),
-        ("bitshift-promotion-int8-int32", ops.bitshift.default,
-         lambda: (_ints((6,), torch.int8), _counts((6,), torch.int32), "right", False)),
-        ("bitshift-zero-dim-count-257", ops.bitshift.default,
-         lambda: (_ints((5,), torch.int8), torch.tensor(257), "LEFT", True)),
-        ("bitshift-zero-dim-both", ops.bitshift.default,
-         lambda: (torch.tensor(-5, dtype=torch.int16), torch.tensor(1, dtype=torch.int16), "RIGHT", True)),
-        ("bitshift-empty", ops.bitshift.default,
-         lambda: (torch.empty(0, 3, dtype=torch.uint8), torch.ones(3, dtype=torch.uint8), "LEFT", True)),
-        ("bitshift-six-dims", ops.bitshift.default,
-         lambda: (_ints((2, 1, 3, 1, 2, 2), torch.uint32), _counts((1, 2, 1, 3, 1, 2), torch.uint32), "RIGHT", True)),
-        ("bitshift.Scalar-uint64-strided-257", ops.bitshift.Scalar,
-         lambda: (_ints((4, 6), torch.uint64)[:, ::2], 257, "RIGHT", False)),
-        ("bitshift.Scalar-int16-negative", ops.bitshift.Scalar,
-         lambda: (_ints((5,), torch.int16), -3, "LEFT", True)),
-        ("bitshift.Scalar-int8-in-range", ops.bitshift.Scalar,
-         lambda: (_ints((2, 3), torch.int8).t(), 3, "RIGHT", True)),
-        ("bitshift.out-int8", ops.bitshift.out,
-         lambda: (_ints((3, 4), torch.int8), _counts((3, 4), torch.int8), "LEFT", True),
-         lambda: {"out": torch.empty(3, 4, dtype=torch.int8)}),
-        ("bitshift.out-resize-empty", ops.bitshift.out,
-         lambda: (_ints((3, 1), torch.int32), _counts((1, 4), torch.int32), "RIGHT", False),
-         lambda: {"out": torch.empty(0, dtype=torch.int32)}),
-        ("bitshift.Scalar_out-uint32", ops.bitshift.Scalar_out,
-         lambda: (_ints((7,), torch.uint32), 31, "RIGHT", True),
-         lambda: {"out": torch.empty(7, dtype=torch.uint32)}),
-        ("bitshift_-int16-transposed", ops.bitshift_.default,
-         lambda: (_ints((4, 3), torch.int16).t(), _counts((4,), torch.int16), "LEFT", True)),
-        ("bitshift_-int32-zero-dim-int64-count", ops.bitshift_.default,
-         lambda: (_ints((5,), torch.int32), torch.tensor(2**32 + 3), "RIGHT", False)),
-        ("bitshift_.Scalar-int64-strided", ops.bitshift_.Scalar,
-         lambda: (_ints((4, 6), torch.int64)[::2, 1::2], 5, "right", True)),
-        ("bitshift_.Scalar-uint8-large", ops.bitshift_.Scalar,
-         lambda: (_ints((9,), torch.uint8), 2**40, "LEFT", False)),
-        ("signbit-float32-strided", ops.signbit.default, lambda: (_floats((4, 6))[:, ::2],)),
-        ("signbit-bfloat16-channels-last", ops.signbit.default,
-         lambda: (_floats((2, 3, 4, 5), torch.bfloat16).contiguous(memory_format=torch.channels_last),)),
-        ("signbit-float16-zero-dim", ops.signbit.default, lambda: (torch.tensor(-0.0, dtype=torch.float16),)),
-        ("signbit-int8", ops.signbit.default, lambda: (_ints((5,), torch.int8),)),
-        ("signbit-uint16", ops.signbit.default, lambda: (_ints((5,), torch.uint16),)),
-        ("signbit-bool", ops.signbit.default, lambda: (torch.tensor([True, False]),)),
-        ("signbit-requires-grad", ops.signbit.default, lambda: (_floats((3, 4)).requires_grad_(),)),
-        ("signbit.out-float64", ops.signbit.out, lambda: (_floats((3, 4), torch.float64),),
-         lambda: {"out": torch.empty(3, 4, dtype=torch.bool)}),
-        ("signbit.out-resize-empty", ops.signbit.out, lambda: (_floats((2, 5), torch.float16).t(),),
-         lambda: {"out": torch.empty(0, dtype=torch.bool)}),
-        ("signbit.out-requires-grad", ops.signbit.out, lambda: (_floats((6,)).requires_grad_(),),
-         lambda: {"out": torch.empty(6, dtype=torch.bool)}),
-    ]
-
-
-OPCHECK_SAMPLES = _opcheck_samples()
 
 
 @functools.cache
@@ -141,8 +56,8 @@ def test_opcheck(sample):
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_compiled_out_resizes_an_empty_out(backend):
-    x, y = _ints((3, 1), torch.int32), _counts((1, 4), torch.int32)
-    f = _floats((2, 5), torch.float16).t()
+    x, y = ints_of((3, 1), torch.int32), counts_of((1, 4), torch.int32)
+    f = floats_of((2, 5), torch.float16).t()
 
     def fn(x, y, f, out, negative):
         ops.bitshift.out(x, y, "RIGHT", False, out=out)
@@ -157,8 +72,8 @@ def test_compiled_out_resizes_an_empty_out(backend):
 
 
 def test_opcheck_samples_cover_every_overload():
-    covered = {str(s[1]) for s in OPCHECK_SAMPLES}
-    assert OVERLOAD_NAMES == covered
+    missing = sorted(OVERLOAD_NAMES - {str(s[1]) for s in OPCHECK_SAMPLES})
+    assert not missing, f"tests/calls.py: no opcheck sample of {', '.join(missing)}: add one to OPCHECK_SAMPLES"
 
 
 def test_schemas_are_the_contract():
@@ -223,7 +138,7 @@ def test_fake_kernel_raises_the_eager_error(case):
 def test_bad_calls_cover_every_overload():
     covered = {str(case.overload) for case in BAD_CALLS}
     missing = sorted(OVERLOAD_NAMES - covered)
-    assert not missing, f"tests/bad_calls.py: no bad call of {', '.join(missing)}: add a row for each"
+    assert not missing, f"tests/calls.py: no bad call of {', '.join(missing)}: add a row for each"
 
 
 def _raised_under_compile(error, exception):
@@ -256,6 +171,7 @@ def _functional(x, y, f):
         torchops.bitshift(x, 3, "RIGHT"),
         torchops.bitwise_left_shift(x, 257),
         torchops.signbit(f),
+        torchops.bitwise_count(x),
     )
 
 
@@ -265,15 +181,16 @@ def _in_place(x, y):
     return x
 
 
-def _out(x, y, f, out, out_scalar, out_signbit):
+def _out(x, y, f, out, out_scalar, out_signbit, out_count):
     torchops.bitshift(x, y, "RIGHT", True, out=out)
     torchops.bitwise_left_shift(x, 70, out=out_scalar)
     torchops.signbit(f, out=out_signbit)
-    return out, out_scalar, out_signbit
+    torchops.bitwise_count(y, out=out_count)
+    return out, out_scalar, out_signbit, out_count
 
 
 def _inputs(rows, cols, seed):
-    return _ints((rows, cols), torch.int16, seed), _counts((rows, cols), torch.int16, seed + 1), _floats((rows, cols), seed=seed)
+    return ints_of((rows, cols), torch.int16, seed), counts_of((rows, cols), torch.int16, seed + 1), floats_of((rows, cols), seed=seed)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
@@ -306,7 +223,7 @@ def test_compile_out(dynamic):
     for rows, cols in ((4, 5), (7, 3)):
         x, y, f = _inputs(rows, cols, seed=rows)
         outs = [torch.empty(rows, cols, dtype=torch.int16), torch.empty(rows, cols, dtype=torch.int16),
-                torch.empty(rows, cols, dtype=torch.bool)]
+                torch.empty(rows, cols, dtype=torch.bool), torch.empty(rows, cols, dtype=torch.uint8)]
         expected = _out(x, y, f, *[o.clone() for o in outs])
         result = compiled(x, y, f, *outs)
         assert_same_tensors(outs, expected)
@@ -318,7 +235,8 @@ def test_compile_out(dynamic):
 # runs docs/deploy.md's model, with AOTInductor and a fresh process).
 class TypedApiModule(torch.nn.Module):
     def forward(self, x, y, f):
-        outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(f.shape, dtype=torch.bool)]
+        outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(f.shape, dtype=torch.bool),
+                torch.empty(y.shape, dtype=torch.uint8)]
         return (*_functional(x, y, f), *_out(x, y, f, *outs), _in_place(x.clone(), y))
 
 

@@ -11,9 +11,11 @@ import pytest
 import torch
 
 import torchops
+from calls import OPCHECK_SAMPLES
 
 op = torch.ops.torchops
 B = 5
+FUNCTIONAL_SAMPLES = [sample for sample in OPCHECK_SAMPLES if not sample[1]._schema.is_mutable]
 DTYPES = [torch.int8, torch.int32, torch.int64, torch.uint8]
 SHIFTS = [("left", True), ("right", True), ("right", False)]
 
@@ -315,6 +317,29 @@ def test_signbit(dtype, xd):
     assert got.dtype == torch.bool
 
 
+# --- every op, from its samples -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("sample", FUNCTIONAL_SAMPLES, ids=[sample[0] for sample in FUNCTIONAL_SAMPLES])
+@pytest.mark.parametrize("batched", ["all", "first"])
+def test_every_functional_sample_under_vmap(sample, batched):
+    """Each functional overload's opcheck samples (tests/calls.py), as a batch of B examples
+    (the sample's values permuted) with the batch dim last: one call for the whole batch,
+    the per-example loop's answers."""
+    _, overload, make_args, *_ = sample
+    args = [a.detach() if isinstance(a, torch.Tensor) else a for a in make_args()]
+    gen = torch.Generator().manual_seed(11)
+    in_dims = []
+    for k, a in enumerate(args):
+        if isinstance(a, torch.Tensor) and (batched == "all" or k == 0):
+            examples = [a.flatten()[torch.randperm(a.numel(), generator=gen)].reshape(a.shape) for _ in range(B)]
+            args[k] = torch.stack(examples, dim=a.dim())
+            in_dims.append(a.dim())
+        else:
+            in_dims.append(None)
+    check(lambda *call: overload(*call), tuple(args), tuple(in_dims))
+
+
 # --- the typed API ----------------------------------------------------------------------
 
 
@@ -329,6 +354,7 @@ def test_typed_api_under_vmap():
         "bitwise_right_shift": lambda a, b: torchops.bitwise_right_shift(a, 3, is_arithmetic=False),
         "int x": lambda a, b: torchops.bitwise_left_shift(1, b),
         "signbit": lambda a, b: torchops.signbit(a),
+        "bitwise_count": lambda a, b: torchops.bitwise_count(a),
     }
     for name, f in functions.items():
         got = torch.vmap(f, in_dims=(0, 1))(x, y)

@@ -1,4 +1,4 @@
-"""Inductor lowerings: torch.compile generates torchops's shifts and signbit inline.
+"""Inductor lowerings: torch.compile generates torchops's shifts, signbit and bitwise_count inline.
 
 Without them Inductor calls every torchops op as an opaque kernel: the op's output goes to
 memory and the pointwise code on either side runs as separate loops. Here each overload
@@ -282,6 +282,51 @@ def _lowerings(fuse: bool) -> dict:
                 return ops.constant(False, torch.bool)
         return make_pointwise(fn, override_return_dtype=torch.bool)(x)
 
+    def bitwise_count_of(x):
+        """The 1 bits of |x| (docs/semantics.md section 7), as uint8, on the signed dtype of x's
+        width (unsigned operands are bit-cast views, as the shifts'). No step may overflow a
+        signed value (undefined in the generated C++): the bit count runs on values in
+        [0, MAX] only, where each partial sum stays below the sign bit. A signed x is brought
+        there by |x|, the most negative value (whose |x| is MAX + 1, one bit) set aside first; an
+        unsigned one by clearing its top bit, which is then counted apart."""
+        dtype = x.get_dtype()
+        if dtype == torch.bool:
+            return make_pointwise(lambda value: ops.to_dtype(value, torch.uint8), override_return_dtype=torch.uint8)(x)
+        bits = torch.iinfo(dtype).bits
+        compute = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}[bits]
+        largest = (1 << (bits - 1)) - 1
+
+        def constant(value):
+            return ops.constant(value, compute)
+
+        def count_nonnegative(value):
+            # The classic SWAR count: 2-, 4-, 8-bit fields, then the bytes summed by shifts
+            # (a multiply could overflow), each mask without the sign bit.
+            for step, pattern in ((1, 0x55), (2, 0x33)):
+                mask = constant(int(f"{pattern:02x}" * (bits // 8), 16) & largest)
+                value = ops.add(ops.bitwise_and(value, mask),
+                                ops.bitwise_and(ops.bitwise_right_shift(value, constant(step)), mask))
+            value = ops.add(value, ops.bitwise_right_shift(value, constant(4)))
+            value = ops.bitwise_and(value, constant(int("0f" * (bits // 8), 16)))
+            for step in (8, 16, 32):
+                if step < bits:
+                    value = ops.add(value, ops.bitwise_right_shift(value, constant(step)))
+            return ops.bitwise_and(value, constant(0x7F))
+
+        def fn(value):
+            if dtype.is_signed:
+                most_negative = ops.eq(value, constant(-largest - 1))
+                value = ops.where(most_negative, constant(0), value)
+                magnitude = ops.where(ops.lt(value, constant(0)), ops.neg(value), value)
+                count = ops.where(most_negative, constant(1), count_nonnegative(magnitude))
+            else:
+                top = ops.to_dtype(ops.lt(value, constant(0)), compute)
+                count = ops.add(count_nonnegative(ops.bitwise_and(value, constant(largest))), top)
+            return ops.to_dtype(count, torch.uint8)
+
+        operand = bitcast(x, compute) if dtype != compute else x
+        return make_pointwise(fn, override_return_dtype=torch.uint8)(operand)
+
     def write_into(target, result):
         """`result` stored into `target` (in place, out=); the C++ kernel for an out= that must
         be resized (Dynamo refuses those today: "Shape mismatch with out= tensor variant";
@@ -321,5 +366,13 @@ def _lowerings(fuse: bool) -> dict:
     @lowers(_op.signbit.out)
     def signbit_out(x, *, out):
         return write_into(out, signbit_of(x))
+
+    @lowers(_op.bitwise_count.default)
+    def bitwise_count(x):
+        return bitwise_count_of(x)
+
+    @lowers(_op.bitwise_count.out)
+    def bitwise_count_out(x, *, out):
+        return write_into(out, bitwise_count_of(x))
 
     return table

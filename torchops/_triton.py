@@ -3,8 +3,8 @@ through Triton's interpreter, under ``TORCHOPS_CPU_KERNELS=triton``).
 
 On every backend without a kernel of its own, an op runs its device-generic entry
 (csrc/ops/composite.cpp): the CPU kernels' checks, the result allocated (or out= resized)
-as they do it, then the op's loop, a private op (``torchops::_bitshift_loop``,
-``_bitshift_scalar_loop``, ``_signbit_loop``) whose own kernel is made of ATen ops. Here the
+as they do it, then the op's loop, a private op (``torchops::_<name>_loop``:
+``_bitshift_loop``, ``_signbit_loop``, ...) whose own kernel is made of ATen ops. Here the
 loops get Triton kernels (torchops/_triton_kernels.py) for CUDA and XPU when Triton is
 installed: one pass over memory per call, broadcast and strided operands included. A C++
 program, a device Triton does not compile for, or a machine without Triton keeps the ATen
@@ -24,10 +24,23 @@ import torch
 
 #: The dispatch keys the Triton loops are registered for.
 DEVICES = ("CUDA", "XPU")
-#: The private loop ops (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP), by the launcher of
-#: torchops/_triton_kernels.py that computes each.
-LOOPS = {"_bitshift_loop": "bitshift_loop", "_bitshift_scalar_loop": "bitshift_scalar_loop",
-         "_signbit_loop": "signbit_loop"}
+
+
+def _loop_ops() -> dict:
+    """The private loop ops the operator library registers (csrc/overloads.h's
+    TORCHOPS_FOR_EACH_LOOP: ``torchops::_<name>_loop``), each by the launcher of
+    torchops/_triton_kernels.py that computes it (``<name>_loop``)."""
+    loops = {}
+    for qualified in torch._C._dispatch_get_all_op_names():
+        namespace, _, op = qualified.partition("::")
+        if namespace == "torchops" and op.startswith("_") and op.endswith("_loop") and "." not in op:
+            loops[op] = op[1:]
+    return dict(sorted(loops.items()))
+
+
+#: The private loop ops, by their launchers: read from the dispatcher, so that the list is the
+#: loaded library's (torchops/__init__.py loads it before it imports this module).
+LOOPS = _loop_ops()
 
 _state: dict = {}  # "library": the registrations, "kernels": the imported launchers
 

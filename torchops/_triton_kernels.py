@@ -2,8 +2,8 @@
 
 The C++ entry has already checked the arguments, chosen the result dtype and allocated
 or resized `out`; the launchers here only compute, in one kernel launch per call (none
-for an empty tensor). The rules of the shifts and of signbit are those of
-docs/semantics.md (sections 2, 4 and 6).
+for an empty tensor). The rules of the shifts, signbit and bitwise_count are those of
+docs/semantics.md (sections 2, 4, 6 and 7).
 
 Operands of any strides, broadcast (stride-0) dims included, are read in place: each
 launcher expands its operands to out's shape, merges the dims that are contiguous with
@@ -117,6 +117,43 @@ def _signbit_kernel(out_ptr, x_ptr, numel, sizes, out_strides, x_strides,
     tl.store(out_ptr + _offset(idx, sizes, out_strides, NDIM), x < 0, mask=mask)
 
 
+@triton.jit
+def _bit_count_32(v):
+    # The 1 bits of v, a uint32: adjacent fields of 1, 2, 4, 8, 16 bits summed pairwise (Hacker's
+    # Delight's pop without its multiply; the first step's difference is each 2-bit field's sum).
+    # A field of k bits holds at most k, so no sum carries into the next field and nothing wraps.
+    # The constants, ints of at most 31 bits, take v's type.
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F
+    v = v + (v >> 8)
+    v = v + (v >> 16)
+    return v & 0x3F
+
+
+@triton.jit
+def _bitwise_count_kernel(out_ptr, x_ptr, numel, sizes, out_strides, x_strides,
+                          N_BITS: tl.constexpr, U: tl.constexpr, SIGNED: tl.constexpr,
+                          NDIM: tl.constexpr, INDEX_64: tl.constexpr, BLOCK: tl.constexpr):
+    idx, mask = _indices(numel, INDEX_64, BLOCK)
+    x = tl.load(x_ptr + _offset(idx, sizes, x_strides, NDIM), mask=mask)
+    if N_BITS == 1:  # bool: its value (a bool converts by zero extension)
+        count = x.to(tl.uint8)
+    else:
+        v = x.to(U, bitcast=True)
+        if SIGNED:
+            # |x| on the unsigned bits: (v ^ s) + 1 for a negative x, s all ones (~v + 1 is at most
+            # 2^(n-1), the most negative value's magnitude, one bit): nothing overflows or wraps.
+            s = (x >> (N_BITS - 1)).to(U, bitcast=True)
+            v = (v ^ s) + (x < 0).to(U)
+        if N_BITS == 64:
+            count = _bit_count_32(v.to(tl.uint32)) + _bit_count_32((v >> 32).to(tl.uint32))
+        else:
+            count = _bit_count_32(v.to(tl.uint32))  # zero-extended
+        count = count.to(tl.uint8)
+    tl.store(out_ptr + _offset(idx, sizes, out_strides, NDIM), count, mask=mask)
+
+
 def _plan(shape, strides, block):
     """Sizes and per-operand strides of the dims left after merging, innermost first.
 
@@ -194,3 +231,15 @@ def signbit_loop(out, x):
         return
     x = x.view(_SAME_WIDTH_INT.get(x.dtype, x.dtype))
     _launch(_signbit_kernel, out, (out, x), ())
+
+
+def bitwise_count_loop(out, x):
+    """out (uint8, x's shape) = the 1 bits of |x| for ints, x's value for bool (docs/semantics.md
+    section 7). out may be x (a uint8 x)."""
+    if out.numel() == 0:
+        return
+    if x.dtype == torch.bool:
+        constexprs = dict(N_BITS=1, U=tl.uint8, SIGNED=False)  # U unused
+    else:
+        constexprs = dict(N_BITS=x.dtype.itemsize * 8, U=_UNSIGNED[x.dtype], SIGNED=x.dtype.is_signed)
+    _launch(_bitwise_count_kernel, out, (out, x), (), **constexprs)

@@ -224,9 +224,11 @@ def _make_twins() -> dict:
         return twin
 
     signbit = _unary_twin(_ops.signbit)
+    bitwise_count = _unary_twin(_ops.bitwise_count)
 
     return {"say_as": say_as, **{twin.__name__: twin for twin in (
-        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_, signbit)}}
+        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_, signbit,
+        bitwise_count)}}
 
 
 _made = _make_twins()
@@ -239,3 +241,4 @@ bitwise_right_shift = TWINS["bitwise_right_shift"]
 bitwise_left_shift_ = TWINS["bitwise_left_shift_"]
 bitwise_right_shift_ = TWINS["bitwise_right_shift_"]
 signbit = TWINS["signbit"]
+bitwise_count = TWINS["bitwise_count"]

@@ -2,7 +2,7 @@
 
 - :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
   reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, composites of
-  standard ops below that.
+  standard ops below that, and for bitwise_count, which has no ONNX op, at every opset.
 - :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
   cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
   really produced, and an exact comparison with eager when asked.
@@ -49,7 +49,8 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
 from torchops._contract import (
-    BITSHIFT, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
+    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, SHIFT_DTYPES,
+    SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
 )
 from torchops._contract import dtype_name as _name
 
@@ -228,11 +229,51 @@ def _check_float_signbit_opset(dtype: torch.dtype, opset: int) -> None:
         )
 
 
+def _bit_count(v, dtype: torch.dtype):
+    """The 1 bits of v, of an unsigned dtype, as uint8: adjacent fields of 1, 2, 4, ... bits
+    summed pairwise (the classic tree). A field of k bits holds at most k, which the field of
+    2k bits that takes the sum holds too: no step carries into the next field or wraps."""
+    bits = torch.iinfo(dtype).bits
+    field = 1
+    while field < bits:
+        # The low `field` bits of each field of 2 * field bits: 0x55..., 0x33..., 0x0F0F..., ...
+        mask = _constant(sum(((1 << field) - 1) << low for low in range(0, bits, 2 * field)), dtype)
+        shifted = op.BitShift(v, _constant(field, dtype), direction="RIGHT")
+        v = op.Add(op.BitwiseAnd(v, mask), op.BitwiseAnd(shifted, mask))
+        field *= 2
+    # The count, at most 64, is in the low byte: a narrowing Cast keeps it.
+    return _cast(v, dtype, torch.uint8)
+
+
+def _bitwise_count_translation() -> Callable:
+    def torchops_bitwise_count(x):
+        # docs/semantics.md section 7, on the unsigned dtype of x's width.
+        dtype = _dtype_of(x, BITWISE_COUNT)
+        if dtype not in BITWISE_COUNT_DTYPES:
+            raise TypeError(f"{BITWISE_COUNT}: x has a dtype ONNX export does not support: {_name(dtype)}")
+        if dtype == torch.bool:
+            return op.Cast(x, to=from_torch_dtype(torch.uint8))
+        if not dtype.is_signed:
+            return _bit_count(x, dtype)
+        # |x| = (x ^ s) + 1 for a negative x, with s = -1: x ^ s (~x) is in [0, MAX], and the + 1
+        # is done unsigned, where the most negative value's magnitude 2^(n-1) (one bit) fits.
+        # No signed overflow, and no Abs of the most negative value, which ONNX does not define.
+        unsigned = _UNSIGNED_OF_WIDTH[torch.iinfo(dtype).bits]
+        negative = op.Less(x, _constant(0, dtype))
+        s = op.Neg(op.Cast(negative, to=from_torch_dtype(dtype)))
+        one_if_negative = op.Cast(negative, to=from_torch_dtype(unsigned))
+        magnitude = op.Add(_cast(op.BitwiseXor(x, s), dtype, unsigned), one_if_negative)
+        return _bit_count(magnitude, unsigned)
+
+    return torchops_bitwise_count
+
+
 def _translations(opset: int, placeholders: bool) -> dict:
     return {
         _op.bitshift.default: _bitshift_translation(opset),
         _op.bitshift.Scalar: _bitshift_scalar_translation(opset),
         _op.signbit.default: _signbit_translation(opset, placeholders),
+        _op.bitwise_count.default: _bitwise_count_translation(),
     }
 
 
@@ -240,8 +281,9 @@ def translation_table(opset_version: Optional[int] = None) -> dict:
     """The ``custom_translation_table`` for ``torch.onnx.export(..., dynamo=True)``.
 
     Pass the same ``opset_version`` to both (``None``: torch.onnx's default, 20). Covers
-    ``bitshift.default``, ``bitshift.Scalar`` and ``signbit.default``. In-place and ``out=``
-    calls, and signbit of float tensors, need :func:`export`, which uses this table.
+    ``bitshift.default``, ``bitshift.Scalar``, ``signbit.default`` and ``bitwise_count.default``.
+    In-place and ``out=`` calls, and signbit of float tensors, need :func:`export`, which uses
+    this table.
     """
     return _translations(_checked_opset(opset_version), placeholders=False)
 

@@ -20,6 +20,7 @@ from torchops import _fastpath
 
 __all__ = [
     "bitshift",
+    "bitwise_count",
     "cpu_capability",
     "bitwise_left_shift",
     "bitwise_left_shift_",
@@ -38,6 +39,7 @@ _bitwise_right_shift_entry = _fastpath.FUNCTIONS["bitwise_right_shift"]
 _bitwise_left_shift__entry = _fastpath.FUNCTIONS["bitwise_left_shift_"]
 _bitwise_right_shift__entry = _fastpath.FUNCTIONS["bitwise_right_shift_"]
 _signbit_entry = _fastpath.FUNCTIONS["signbit"]
+_bitwise_count_entry = _fastpath.FUNCTIONS["bitwise_count"]
 
 
 # Each function's signatures, for type checkers (typing.overload) and for TorchScript
@@ -321,6 +323,23 @@ def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
     if out is None:
         return torch.ops.torchops.signbit(x)
     return torch.ops.torchops.signbit(x, out=out)
+
+
+def bitwise_count(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
+    """The number of 1 bits in the absolute value of each element, as a uint8 tensor:
+    NumPy's ``np.bitwise_count`` (Python's ``int.bit_count``).
+
+    Every integer dtype and bool (``True`` counts 1); other dtypes are refused. A negative
+    value counts the bits of its magnitude (``-1`` gives 1, ``-128`` in int8 gives 1); for
+    the bits of its two's complement, count ``x.view(torch.uint8)`` (the unsigned dtype of
+    x's width). Not differentiable: the result never requires grad. ``torch.jit.script``
+    compiles it.
+    """
+    if not _is_scripting():
+        return _bitwise_count_entry(x, out)
+    if out is None:
+        return torch.ops.torchops.bitwise_count(x)
+    return torch.ops.torchops.bitwise_count(x, out=out)
 
 
 def cpu_capability() -> str:

@@ -1,5 +1,5 @@
 // torchops::bitwise_count's entries, CPU and device-generic, and its composite loop: its check
-// of x (csrc/ops/checks.h) and its kernels; the rest is csrc/ops/unary.h's. The rules:
+// of x and its kernels; the rest is csrc/ops/unary.h's (and the shared checks, checks.h). The rules:
 // docs/semantics.md.
 #include <ATen/ATen.h>
 
@@ -13,6 +13,17 @@
 
 namespace torchops {
 namespace {
+
+constexpr const char* kBitwiseCountOp = "torchops.bitwise_count";
+
+// x: defined, of an integer dtype or bool; the CPU and device-generic entries share it, and
+// torchops/_contract.py's declaration says it in the same words for the fake kernels.
+void check_bitwise_count_input(const at::Tensor& x) {
+  check_defined(kBitwiseCountOp, "x", x);
+  const at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK_TYPE(is_shift_dtype(dtype) || dtype == at::kBool, kBitwiseCountOp,
+                   ": x must be an integer or bool tensor (", kShiftDtypeNames, ", bool), got ", dtype_name(dtype));
+}
 
 // out[i] = the number of 1 bits of x[i] (of |x[i]| for a signed dtype), for the rows of
 // contiguous elements of `dtype`.

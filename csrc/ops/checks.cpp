@@ -120,11 +120,4 @@ void check_signbit_input(const at::Tensor& x) {
                    dtype_name(dtype));
 }
 
-void check_bitwise_count_input(const at::Tensor& x) {
-  check_defined(kBitwiseCountOp, "x", x);
-  const at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK_TYPE(is_shift_dtype(dtype) || dtype == at::kBool, kBitwiseCountOp,
-                   ": x must be an integer or bool tensor (", kShiftDtypeNames, ", bool), got ", dtype_name(dtype));
-}
-
 }  // namespace torchops

@@ -20,7 +20,6 @@ namespace torchops {
 constexpr const char* kBitshiftOp = "torchops.bitshift";
 constexpr const char* kBitshiftInplaceOp = "torchops.bitshift_";
 constexpr const char* kSignbitOp = "torchops.signbit";
-constexpr const char* kBitwiseCountOp = "torchops.bitwise_count";
 
 // "float32", "int8", ... as Python prints them, for error messages.
 inline std::string dtype_name(at::ScalarType dtype) {
@@ -110,8 +109,5 @@ bool sign_in_top_bit(at::ScalarType dtype);
 
 // signbit's x: defined, of a dtype that has a sign bit (or none: unsigned, bool).
 void check_signbit_input(const at::Tensor& x);
-
-// bitwise_count's x: defined, of an integer dtype or bool.
-void check_bitwise_count_input(const at::Tensor& x);
 
 }  // namespace torchops

@@ -47,14 +47,16 @@ int main(int argc, char** argv) {
   // (c) The C++ API, mirroring ShiftModel.forward.
   at::Tensor arithmetic = torch::empty_like(x), halved = torch::empty_like(x);
   at::Tensor shifted = x.clone(), negative_out = torch::empty(x.sizes(), x.options().dtype(torch::kBool));
+  at::Tensor count_bits = torch::empty(counts.sizes(), counts.options().dtype(torch::kByte));
   torchops::bitshift_out(arithmetic, x, counts, "RIGHT", true);
   torchops::bitshift_out(halved, x, 1, "RIGHT", true);
   torchops::bitshift_(shifted, counts, "LEFT");
   torchops::bitshift_(shifted, 2, "RIGHT", false);
   torchops::signbit_out(negative_out, x);
+  torchops::bitwise_count_out(count_bits, counts);
   const std::vector<at::Tensor> from_api = {
       torchops::bitshift(x, counts, "LEFT"), torchops::bitshift(x, 3, "RIGHT", false), arithmetic, halved,
-      shifted, torchops::signbit(x), negative_out};
+      shifted, torchops::signbit(x), negative_out, torchops::bitwise_count(x), count_bits};
 
   bool agree = from_script.size() == from_api.size() && from_package.size() == from_api.size();
   for (size_t i = 0; agree && i < from_api.size(); ++i) {
@@ -62,7 +64,8 @@ int main(int argc, char** argv) {
   }
   std::cout << "x[0]:             " << row(x[0]) << "\ncounts:           " << row(counts)
             << "\nx[0] << counts:   " << row(from_api[0][0]) << "\nx[0] >>> 3:       " << row(from_api[1][0])
-            << "\nsignbit(x[0]):    " << row(from_api[5][0]) << "\n";
+            << "\nsignbit(x[0]):    " << row(from_api[5][0]) << "\nbitwise_count(x[0]): " << row(from_api[7][0])
+            << "\n";
   std::cout << (agree ? "TorchScript, AOTInductor and the C++ API agree\n"
                       : "MISMATCH between TorchScript, AOTInductor and the C++ API\n");
 
