@@ -1,22 +1,25 @@
 """Side-by-side benchmark of torchops.
 
-    .venv/bin/python benchmarks/bench.py [--quick] [--out-dir DIR] [--baseline OLD/results.json]
+    .venv/bin/python benchmarks/bench.py [--quick | --layouts | --op OP] [--out-dir DIR] [--baseline OLD/results.json]
     (DIR: benchmarks/results, or .../results/quick)
     .venv/bin/python benchmarks/bench.py --device cuda [--quick]   (on a GPU: device.py)
 
 Every case runs torchops and its peers in one process, alternating between them inside each
 repetition, each writing into its own preallocated output (out=):
 
-  torchops     torchops.bitshift(x, y, direction, arithmetic, out=) / torchops.signbit(x, out=)
+  torchops     torchops.bitshift(x, y, direction, arithmetic, out=) / torchops.signbit(x, out=) /
+               torchops.bitwise_count(x, out=)
                (the typed API: its compiled binding where torchops has it)
   torchops.op  the registered overload through torch.ops (sizes <= 1K only: shows the binding's gain)
   torch        torch.bitwise_left_shift / bitwise_right_shift / signbit (out=); for a logical
                right shift of a signed dtype, the fastest PyTorch composite we know (see
-               torch_logical_right_shift); none for uint16/32/64 (PyTorch has no shifts for them)
-  numpy        np.left_shift / np.right_shift / np.signbit (out=), single-threaded; none for bfloat16
+               torch_logical_right_shift); none for uint16/32/64 (PyTorch has no shifts for them);
+               for bitwise_count, which PyTorch lacks, the fastest composite we know (torch_bitwise_count)
+  numpy        np.left_shift / np.right_shift / np.signbit / np.bitwise_count (out=), single-threaded;
+               none for bfloat16
   bandwidth    an op that moves the same bytes: torch.add with the same operands (viewed as the
-               signed dtype of the same width) for a shift; for signbit a narrowing copy of x
-               (viewed as int) into the output's bytes (reads n * itemsize bytes, writes n bytes)
+               signed dtype of the same width) for a shift; for signbit and bitwise_count a narrowing
+               copy of x (viewed as int) into the output's bytes (reads n * itemsize bytes, writes n bytes)
 
 Before timing, each case checks once that every peer's output equals torchops's, so a wrong
 answer is never timed. Times are medians over repetitions; a repetition runs every contender
@@ -73,6 +76,8 @@ SIGNBIT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64,
 NO_TORCH_SHIFT = {torch.uint16, torch.uint32, torch.uint64}
 TORCH_SHIFT_DTYPES = [dtype for dtype in SHIFT_DTYPES if dtype not in NO_TORCH_SHIFT]
 SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+BITWISE_COUNT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint32]
+UNARY_OPS = ("signbit", "bitwise_count")  # f(x, out=): no count operand
 SCALAR_COUNT = 3  # in range for every dtype, so every library defines the same answer
 
 PARALLEL_FROM = 32 * K      # PyTorch's grain size: smaller calls run on one thread whatever set_num_threads says
@@ -83,7 +88,7 @@ PARALLEL_FROM = 32 * K      # PyTorch's grain size: smaller calls run on one thr
 
 @dataclass(frozen=True)
 class Case:
-    op: str        # left | right | right_logical | signbit
+    op: str        # left | right | right_logical | signbit | bitwise_count
     dtype: torch.dtype
     size: int      # elements of x (and of the output)
     operands: str  # a key of OPERANDS
@@ -98,7 +103,7 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
     def add(ops, dtypes, sizes, operands=("tensor",), threads=(all_threads,), levels=(level_in_use,)):
         for level, thread_count, op, dtype, how, size in itertools.product(
                 levels, threads, ops, dtypes, operands, sizes):
-            if op == "signbit" and how == "tensor":
+            if op in UNARY_OPS and how == "tensor":
                 how = "contiguous"
             cases.append(Case(op, dtype, size, how, thread_count, level))
 
@@ -107,6 +112,7 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
         add(["right", "right_logical"], [torch.int32], QUICK_SIZES)
         add(["left"], [torch.uint32], QUICK_SIZES)
         add(["signbit"], [torch.float32, torch.bfloat16], QUICK_SIZES)
+        add(["bitwise_count"], [torch.int8, torch.int64], QUICK_SIZES)
         add(["left"], [torch.int16], [M], operands=["scalar"] + LAYOUTS)
         return cases
 
@@ -124,6 +130,7 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
     # Every op and dtype at every size: tensor count, contiguous, all threads, the level in use.
     add(SHIFT_OPS, SHIFT_DTYPES, SIZES)
     add(["signbit"], SIGNBIT_DTYPES, SIZES)
+    add(["bitwise_count"], BITWISE_COUNT_DTYPES, SIZES)
     # Operand kinds, on dtypes that cover each width and the NumPy-only family.
     add(SHIFT_OPS, [torch.int8, torch.int32, torch.int64, torch.uint16], MID_SIZES,
         operands=("scalar", "count_rows", "strided"))
@@ -132,9 +139,11 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
     if all_threads > 1:
         add(SHIFT_OPS, [torch.int8, torch.int32], MID_SIZES, threads=(1,))
         add(["signbit"], [torch.float32, torch.int8], MID_SIZES, threads=(1,))
+        add(["bitwise_count"], BITWISE_COUNT_DTYPES, MID_SIZES + [16 * M], threads=(1,))
     # Every other dispatch level the CPU supports.
     add(SHIFT_OPS, [torch.int8, torch.int16, torch.int32, torch.int64], MID_SIZES, levels=other_levels)
     add(["signbit"], SIGNBIT_DTYPES, MID_SIZES, levels=other_levels)
+    add(["bitwise_count"], BITWISE_COUNT_DTYPES, MID_SIZES, levels=other_levels)
     # 64M elements: a few key cases (each tensor is 64-256 MB).
     add(["left", "right_logical"], [torch.int8], [HUGE])
     add(["right"], [torch.int32], [HUGE])
@@ -189,7 +198,7 @@ CHANNELS = 64  # the channels_last layouts: (n // (64 * 32 * 32), 64, 32, 32)
 OPERANDS = {
     "tensor": "a count tensor of x's shape, both 1-D and contiguous",
     "scalar": f"a Python-int count ({SCALAR_COUNT}), x 1-D",
-    "contiguous": "(signbit) a 1-D x",
+    "contiguous": "(signbit, bitwise_count) a 1-D x",
     "count_rows": "x (rows, 1024), a count of shape (rows, 1)",
     "count_cols": "x (rows, 1024), a count of shape (1024,)",
     "count_0d": "x (rows, 1024), a 0-d count tensor",
@@ -206,7 +215,7 @@ LAYOUTS = [name for name in OPERANDS if name not in targets.PLAIN_OPERANDS]
 
 
 def make_operands(case: Case):
-    """x, and y (a tensor or a Python int; None for signbit), laid out as OPERANDS says."""
+    """x, and y (a tensor or a Python int; None for signbit and bitwise_count), laid out as OPERANDS says."""
     n, how = case.size, case.operands
     cols = min(n, COLS)
     rows = n // cols
@@ -228,7 +237,7 @@ def make_operands(case: Case):
         x = random_values(case.dtype, image).contiguous(memory_format=torch.channels_last)
     else:
         x = random_values(case.dtype, x_shape)
-    if case.op == "signbit":
+    if case.op in UNARY_OPS:
         return x, None
     if how == "scalar":
         return x, SCALAR_COUNT
@@ -295,8 +304,76 @@ def torch_logical_right_shift(x: torch.Tensor, y, out: torch.Tensor):
     return shift_mask_zero
 
 
+# The number of 1 bits of |v| for every 8-bit value v, as the table the composite gathers from.
+def _count_table(dtype: torch.dtype) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    values = torch.arange(info.min, info.max + 1, dtype=torch.int64)
+    counts = torch.tensor([abs(v).bit_count() for v in values.tolist()], dtype=torch.uint8)
+    # Indexed by the value's bits read as unsigned: a signed dtype's negative values come last.
+    unsigned_order = torch.argsort(values.to(dtype).view(UNSIGNED_OF_WIDTH[dtype.itemsize]).to(torch.int64))
+    return counts[unsigned_order].contiguous()
+
+
+UNSIGNED_OF_WIDTH = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
+
+
+def torch_bitwise_count(x: torch.Tensor, out: torch.Tensor):
+    """A function that computes np.bitwise_count(x) into the uint8 `out` from PyTorch builtins
+    only (PyTorch has no bit count). Scratch tensors are allocated here, once, as in
+    torch_logical_right_shift. The fastest variants we know: 8- and 16-bit x, a gather from a
+    table of every value's count (the index widened to int32, which index_select takes); 32- and
+    64-bit x, |x| then the SWAR count (2-, 4-, 8-bit field sums, then a multiply that adds the
+    bytes into the top one), in place in one scratch tensor. PyTorch's integer arithmetic wraps,
+    so |INT_MIN| stays INT_MIN, whose bits are the right magnitude; the shifts are arithmetic,
+    and each is masked so that the copies of the sign bit never count."""
+    if x.element_size() <= 2:
+        table = _count_table(x.dtype)
+        bits = x.view(UNSIGNED_OF_WIDTH[x.element_size()])
+        index = torch.empty(x.shape, dtype=torch.int32)
+        flat_out = out.view(-1) if out.is_contiguous() else None
+
+        def gather():
+            index.copy_(bits)
+            return torch.index_select(table, 0, index.view(-1), out=flat_out)
+
+        return gather
+    signed = x.view(SIGNED_OF_WIDTH[x.element_size()])
+    n = x.element_size() * 8
+    mask = {k: int(f"{k:02x}" * (n // 8), 16) for k in (0x55, 0x33, 0x0F)}
+    mask = {k: v - (1 << n) if v >= 1 << (n - 1) else v for k, v in mask.items()}
+    ones = int("01" * (n // 8), 16)
+    v, t = torch.empty_like(signed), torch.empty_like(signed)
+
+    def swar():
+        torch.abs(signed, out=v) if x.dtype.is_signed else v.copy_(signed)
+        torch.bitwise_right_shift(v, 1, out=t).bitwise_and_(mask[0x55])
+        v.sub_(t)
+        torch.bitwise_right_shift(v, 2, out=t).bitwise_and_(mask[0x33])
+        v.bitwise_and_(mask[0x33]).add_(t)
+        torch.bitwise_right_shift(v, 4, out=t)
+        v.add_(t).bitwise_and_(mask[0x0F]).mul_(ones)
+        torch.bitwise_right_shift(v, n - 8, out=t)
+        return out.copy_(t)
+
+    return swar
+
+
 def check_composites() -> None:
-    """The logical-right-shift composite must be right for every count, not only the timed ones."""
+    """The composites must be right for every input, not only the timed ones: the logical
+    right shift for every count, the bit count for every 8- and 16-bit value and the edges of
+    the wider dtypes."""
+    for dtype in BITWISE_COUNT_DTYPES + [torch.uint16, torch.uint64]:
+        info = torch.iinfo(dtype)
+        if dtype.itemsize <= 2:
+            x = torch.arange(info.min, info.max + 1, dtype=torch.int64).to(dtype)
+        else:
+            edges = [e for e in (info.min, info.min + 1, -1, 0, 1, info.max - 1, info.max) if info.min <= e <= info.max]
+            as_int64 = [e - (1 << 64) if e >= 1 << 63 else e for e in edges]  # the same low bits
+            x = torch.cat([torch.tensor(as_int64, dtype=torch.int64).to(dtype), random_values(dtype, (4096,))])
+        got = torch.empty(x.shape, dtype=torch.uint8)
+        torch_bitwise_count(x, got)()
+        if not torch.equal(torchops.bitwise_count(x), got):
+            sys.exit(f"bench.py: the PyTorch bit-count composite is wrong for {dtype}: fix the benchmark")
     for dtype in [torch.int8, torch.int16, torch.int32, torch.int64]:
         n = bits(dtype)
         info = torch.iinfo(dtype)
@@ -316,7 +393,7 @@ def make_contenders(case: Case, x: torch.Tensor, y):
     """name -> (kind, function, output); every function writes its answer into its own output."""
     # Every output has the layout the functional call gives (PyTorch's rule for pointwise
     # ops: it follows the inputs' memory order), so that out= changes nothing but the allocation.
-    layout = torchops.signbit(x) if case.op == "signbit" else torchops.bitshift(x, y, "LEFT")
+    layout = getattr(torchops, case.op)(x) if case.op in UNARY_OPS else torchops.bitshift(x, y, "LEFT")
     contenders = {}
 
     def output():
@@ -338,6 +415,15 @@ def make_contenders(case: Case, x: torch.Tensor, y):
         if x_np is not None:
             add("numpy", "numpy", lambda o: (lambda o_np: lambda: np.signbit(x_np, out=o_np))(o.numpy()))
         # Not torch.ne(x, 0, out=bool): PyTorch's comparisons run ~10x below memory speed (measured).
+        add("bandwidth", "reference", lambda o: (lambda o_bytes: lambda: o_bytes.copy_(xs))(o.view(torch.uint8)))
+        return contenders
+
+    if case.op == "bitwise_count":
+        add("torchops", "torchops", lambda o: lambda: torchops.bitwise_count(x, out=o))
+        if case.size <= K:
+            add("torchops.op", "torchops", lambda o: lambda: torch.ops.torchops.bitwise_count.out(x, out=o))
+        add("torch", "composite", lambda o: torch_bitwise_count(x, o))
+        add("numpy", "numpy", lambda o: (lambda o_np: lambda: np.bitwise_count(x_np, out=o_np))(o.numpy()))
         add("bandwidth", "reference", lambda o: (lambda o_bytes: lambda: o_bytes.copy_(xs))(o.view(torch.uint8)))
         return contenders
 
@@ -378,8 +464,8 @@ def make_contenders(case: Case, x: torch.Tensor, y):
 def bytes_moved(case: Case, x: torch.Tensor, y) -> int:
     """Bytes of the elements read and written (each element once, whatever the strides)."""
     total = x.numel() * x.element_size()
-    if case.op == "signbit":
-        return total + x.numel()  # + one bool per element
+    if case.op in UNARY_OPS:
+        return total + x.numel()  # + one bool or uint8 per element
     if isinstance(y, torch.Tensor):
         total += y.numel() * y.element_size()
     return total + x.numel() * x.element_size()
@@ -554,8 +640,9 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     except ImportError as error:
         return f"plot skipped: matplotlib is not installed ({error}); pip install -r benchmarks/requirements.txt"
     panels = [("left", "left shift"), ("right", "arithmetic right shift"),
-              ("right_logical", "logical right shift (vs PyTorch composite)"), ("signbit", "signbit")]
-    figure, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
+              ("right_logical", "logical right shift (vs PyTorch composite)"), ("signbit", "signbit"),
+              ("bitwise_count", "bitwise_count (vs PyTorch composite)")]
+    figure, axes = plt.subplots(2, 3, figsize=(18, 8), sharex=True)
     for axis, (op, title) in zip(axes.flat, panels):
         main = [r for r in rows if r["op"] == op and r["operands"] in ("tensor", "contiguous") and "x_torch" in r
                 and r["threads"] == threads and r["level"] == level
@@ -564,7 +651,8 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
             points = sorted((r["size"], r["x_torch"]) for r in main if r["dtype"] == dtype)
             axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=dtype)
         axis.axhline(1.0, color="black", linewidth=0.8)
-        axis.axhline(3.0 if op == "right_logical" else 2.0, color="gray", linestyle="--", linewidth=0.8)
+        axis.axhline(3.0 if op in ("right_logical", "bitwise_count") else 2.0, color="gray", linestyle="--",
+                     linewidth=0.8)
         axis.set_xscale("log", base=2)
         axis.set_yscale("log", base=2)
         axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: size_label(int(value))))
@@ -606,17 +694,19 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
 - Times are medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every
   contender once, in an order that rotates between repetitions; a sample batches calls up to
   ~{SAMPLE_SECONDS * 1e3:.0f} ms. Inputs stay in cache when they fit (repeated calls on the same data).
-- `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)`.
+- `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)` / `torchops.bitwise_count(..., out=)`.
   `torch`: `torch.bitwise_left_shift` / `bitwise_right_shift` / `signbit` with `out=`; a `c` after
   the time marks the PyTorch composite for a logical right shift of a signed dtype (int8: a uint8
   shift of the same bytes; int16/int32: widen, mask, shift, narrow; int64: shift, mask, zero the
   out-of-range counts; its scratch tensors are allocated once per case, like the outputs; it is
   checked against torchops for every count, out-of-range ones included, before the run);
-  `-` where PyTorch has no op (uint16/32/64 shifts).
+  `-` where PyTorch has no op (uint16/32/64 shifts). For bitwise_count, which PyTorch lacks, the
+  composite (`c`): a gather from a table of every value's count for 8- and 16-bit x, |x| and the
+  SWAR count for 32- and 64-bit x (checked against torchops on every 8- and 16-bit value first).
   `numpy`: `np.left_shift` / `np.right_shift` (on an unsigned view for a logical shift) /
-  `np.signbit` with `out=`, single-threaded; NumPy's signbit casts integers to float64.
+  `np.signbit` / `np.bitwise_count` with `out=`, single-threaded; NumPy's signbit casts integers to float64.
   `ref`: a PyTorch op that moves the same bytes: `torch.add` with the same operands (viewed as
-  the signed dtype of the same width) for a shift; for signbit a narrowing copy,
+  the signed dtype of the same width) for a shift; for signbit and bitwise_count a narrowing copy,
   `out.view(torch.uint8).copy_(x viewed as the signed int of its width)`: it reads n·itemsize bytes
   and writes n bytes, as signbit does (`torch.ne(x, 0, out=bool)` moves the same bytes but runs
   ~10x below memory speed in this PyTorch, so it would flatter torchops).
@@ -625,7 +715,7 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
   calls then wait a scheduler slice); such rows are left out of the TARGETS
   (a case where any contender's exceeds {MAX_SPREAD:.0%} is measured again, up to {RETRIES} times, keeping the calmest).
 - `op µs` (sizes <= 1K): the registered overload (`torch.ops.torchops.bitshift.out` / `.Scalar_out` /
-  `signbit.out`) called directly, without the Python layer of `torchops.bitshift`.
+  `signbit.out` / `bitwise_count.out`) called directly, without the Python layer of `torchops.bitshift`.
 - `GB/s`: bytes of the elements read and written by torchops (x, a tensor count, the output) per second.
 - `×torch`, `×numpy`: peer time / torchops time (> 1: torchops faster). `×ref`: reference time /
   torchops time, the fraction of the reference's bandwidth torchops reaches.
@@ -665,9 +755,11 @@ def main() -> None:
     scope.add_argument("--quick", action="store_true", help="a handful of sizes and dtypes, well under a minute")
     scope.add_argument("--layouts", action="store_true",
                        help="only the full run's layout rows, at every level (about 12 minutes on 2 cores)")
+    scope.add_argument("--op", choices=["left", "right", "right_logical", "signbit", "bitwise_count"],
+                       help="only the full run's rows of one op (a new op's figures without the whole run)")
     parser.add_argument("--out-dir", help="default: benchmarks/results (--quick: benchmarks/results/quick, "
                                           "so a demo run does not overwrite the full results; --layouts: "
-                                          "benchmarks/results/layouts)")
+                                          "benchmarks/results/layouts; --op OP: benchmarks/results/OP)")
     parser.add_argument("--baseline", help="an earlier run's results.json: every case in both is compared")
     parser.add_argument("--device", choices=["cuda", "xpu"],
                         help="measure on that GPU instead (device.py): against PyTorch's builtins there")
@@ -678,7 +770,8 @@ def main() -> None:
     mode = "quick" if args.quick else "layouts" if args.layouts else "full"
     if args.out_dir is None:
         results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-        args.out_dir = results if mode == "full" else os.path.join(results, mode)
+        args.out_dir = os.path.join(results, args.op) if args.op else results if mode == "full" else \
+            os.path.join(results, mode)
     if args.report_only:
         report_again(args.out_dir, args.baseline)
         return
@@ -695,6 +788,8 @@ def main() -> None:
     levels = [level] if args.quick else supported_levels()
     other_levels = [name for name in levels if name != level]
     cases = list_cases(mode, level, other_levels, all_threads)
+    if args.op:
+        cases = [case for case in cases if case.op == args.op]
     check_composites()
     if load_at_start > 0.5:
         print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "
@@ -725,7 +820,7 @@ def main() -> None:
           "c: PyTorch composite")
     print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
     print("\n" + summary)
-    write_results(rows, info, summary, args.out_dir, mode, wall)
+    write_results(rows, info, summary, args.out_dir, f"op {args.op}" if args.op else mode, wall)
     print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
     print(f"results written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
     exit_if_mismatched(rows, case_name)
