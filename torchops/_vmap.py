@@ -78,7 +78,7 @@ def _physical_call(fn, overload, args, in_dims):
         raise  # the logical call passed: the physical error stands as it is
 
 
-def _tensors(args, in_dims) -> list:
+def _tensors(args) -> list:
     """The positions of the tensor arguments."""
     return [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
 
@@ -89,7 +89,7 @@ def _needs_logical_dtype(overload, args, in_dims) -> bool:
     physically), dtypes that differ, and all of them dtypes the op takes (otherwise the op
     refuses a dtype, physically as logically)."""
     declaration = declaration_of(overload)
-    tensors = [(args[i], in_dims[i]) for i in _tensors(args, in_dims)]
+    tensors = [(args[i], in_dims[i]) for i in _tensors(args)]
     zero_d = any(b is not None and t.dim() == 1 for t, b in tensors)
     dtypes = {t.dtype for t, _ in tensors}
     return declaration.promotes and zero_d and len(dtypes) > 1 and dtypes <= set(declaration.dtypes)
@@ -109,7 +109,7 @@ def _incompatible_inplace(op: str) -> RuntimeError:
 
 def _functional_rule(overload):
     def rule(info, in_dims, *args):
-        tensors = _tensors(args, in_dims)
+        tensors = _tensors(args)
         if len(tensors) == 1:  # pointwise on one tensor: the result keeps its layout, batch dim included
             return overload(*args), in_dims[tensors[0]]
         ndim = max(args[i].dim() - (in_dims[i] is not None) for i in tensors)
