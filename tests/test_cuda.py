@@ -254,6 +254,8 @@ def test_opcheck(device_path):
         (op.bitshift_.Scalar, (x_device.clone(), 2, "RIGHT"), {}),
         (op.signbit.default, (x_device.float(),), {}),
         (op.bitwise_count.default, (x_device,), {}),
-        (op.bitwise_count.out, (x_device,), {"out": torch.empty(0, dtype=torch.uint8, device=DEVICE)}),
+        # An out of the result's shape, as bitshift.out's: torch 2.14 and 2.15's AOT dispatch cannot copy
+        # back into an out= the op resizes (test_torch_integration._aot_dispatch_takes_a_resized_out).
+        (op.bitwise_count.out, (x_device,), {"out": torch.empty_like(x_device, dtype=torch.uint8)}),
     ]:
         torch.library.opcheck(overload, args, kwargs)

@@ -10,13 +10,14 @@ and NumPy would hide. Needs Triton (torch's CUDA wheels bring it).
 """
 import re
 
+import numpy as np
 import pytest
 import torch
 
 import model
 from conftest import (
     FLOAT_DTYPES, INT_DTYPES, dtype_id, floats_from_bits, interesting_counts, interesting_values, make_tensor,
-    special_float_patterns,
+    random_values, special_float_patterns,
 )
 
 pytest.importorskip("triton")
@@ -122,3 +123,24 @@ def test_signbit_of_every_special_value(dtype, out_of_range_shifts):
     x = floats_from_bits([bits for _, bits, _ in patterns], dtype)
     got = compile_and_run(lambda x: op.signbit(x), (x,), out_of_range_shifts)
     assert got.tolist() == [sign for _, _, sign in patterns]
+
+
+@pytest.mark.parametrize("dtype", [*INT_DTYPES, torch.bool], ids=dtype_id)
+def test_bitwise_count(dtype, rng, out_of_range_shifts):
+    if dtype == torch.bool:
+        x = torch.tensor([True, False, False, True, True])
+    elif model.width(dtype) == 8:  # every value
+        low, high = model.value_range(dtype)
+        x = make_tensor(list(range(low, high + 1)), dtype)
+    else:
+        x = make_tensor(interesting_values(dtype) + random_values(dtype, 300, rng), dtype)
+
+    def counts(x, out):
+        op.bitwise_count.out(x, out=out)
+        return op.bitwise_count(x), op.bitwise_count(x[1:]) + 1  # alone, and fused with an add
+
+    out = torch.empty(x.shape, dtype=torch.uint8)
+    got = compile_and_run(counts, (x, out), out_of_range_shifts)
+    expected = torch.from_numpy(np.bitwise_count(x.numpy()))
+    for result, wanted in zip((got[0], out, got[1]), (expected, expected, expected[1:] + 1)):
+        assert result.dtype == torch.uint8 and torch.equal(result, wanted)
