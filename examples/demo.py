@@ -1,5 +1,5 @@
 """The worked examples of the specifications torchops follows, run through torchops: ONNX
-BitShift (opset 28), Paddle's shift RFC, pypto.signbit.
+BitShift (opset 28), Paddle's shift RFC, pypto.signbit, NumPy's np.bitwise_count.
 
 Each line shows the call, what torchops returns and what the source document says it
 must return; the demo exits non-zero if any of them disagree.
@@ -54,6 +54,15 @@ def main() -> int:
     print(f"{'ok ' if ok else 'BAD'} pypto signbit {values} -> {got.tolist()}")
     special = torch.tensor([-0.0, float("-inf"), float("nan"), -float("nan")])
     print(f"    signbit [-0.0, -inf, nan, -nan] -> {torchops.signbit(special).tolist()} (IEEE sign bit)")
+
+    # NumPy's np.bitwise_count documentation: 1023 has 10 one bits, 2**i - 1 has i.
+    values = [1023] + [2**i - 1 for i in range(16)]
+    got = torchops.bitwise_count(torch.tensor(values))
+    ok = got.tolist() == [10] + list(range(16)) and got.dtype == torch.uint8
+    failures += not ok
+    print(f"{'ok ' if ok else 'BAD'} NumPy bitwise_count [1023, 2**i - 1 for i < 16] -> {got.tolist()} ({got.dtype})")
+    print(f"    bitwise_count int8 [-1, -128] -> {torchops.bitwise_count(torch.tensor([-1, -128], dtype=i8)).tolist()} "
+          "(the bits of |x|, as NumPy)")
 
     print(f"\n{'all examples hold' if failures == 0 else f'{failures} example(s) FAILED'}")
     return 1 if failures else 0
