@@ -5,7 +5,7 @@ are made from each op's declaration (torchops/_contract.py's DECLARATIONS: its c
 result dtype) and from what the overload does (its tags: a new result, out= or in place),
 so an op needs no code here. Each check repeats its twin in csrc/ops/ with the same
 exception type and the same words; tests/test_torch_integration.py compares the two on
-every bad call of tests/bad_calls.py.
+every bad call of tests/calls.py.
 """
 from __future__ import annotations
 
