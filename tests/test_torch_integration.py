@@ -16,7 +16,7 @@ import torchops
 from torchops._contract import OVERLOADS
 
 import model
-from calls import BAD_CALLS, OPCHECK_SAMPLES, counts_of, floats_of, ints_of
+from calls import BAD_CALLS, OPCHECK_SAMPLES, TYPED_CALLS, counts_of, floats_of, ints_of
 from conftest import OVERLOAD_NAMES, assert_same_tensors, make_tensor, random_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,10 +234,11 @@ def test_compile_out(dynamic):
 # torch.export of the typed Python API with every form and dynamic rows (tests/test_deploy.py
 # runs docs/deploy.md's model, with AOTInductor and a fresh process).
 class TypedApiModule(torch.nn.Module):
+    """Every form of every typed function: tests/calls.py's TYPED_CALLS, which reach every
+    overload (tests/test_binding.py checks that), so a new op needs no line here."""
+
     def forward(self, x, y, f):
-        outs = [torch.empty_like(x), torch.empty_like(x), torch.empty(f.shape, dtype=torch.bool),
-                torch.empty(y.shape, dtype=torch.uint8)]
-        return (*_functional(x, y, f), *_out(x, y, f, *outs), _in_place(x.clone(), y))
+        return tuple(call(x, y, f) for _, call, _ in TYPED_CALLS)
 
 
 @pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated:FutureWarning")
@@ -246,7 +247,7 @@ def test_export_of_the_typed_api_with_dynamic_rows_saves_and_loads(tmp_path):
     program = torch.export.export(TypedApiModule(), _inputs(4, 5, seed=11), dynamic_shapes=({0: rows},) * 3)
     targets = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
     missing = sorted(OVERLOAD_NAMES - targets)
-    assert not missing, f"tests/test_torch_integration.py's _functional, _out and _in_place call no {', '.join(missing)}"
+    assert not missing, f"tests/calls.py's TYPED_CALLS call no {', '.join(missing)}"
     assert {t for t in targets if t.startswith("torchops.")} == OVERLOAD_NAMES
     torch.export.save(program, tmp_path / "typed_api.pt2")
     loaded = torch.export.load(tmp_path / "typed_api.pt2").module()
