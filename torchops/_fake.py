@@ -99,10 +99,9 @@ def kind_of(overload) -> str:
     return "inplace" if torch.Tag.inplace in overload.tags else "functional"
 
 
-def tensor_operands(overload, values: list) -> dict:
-    """The tensor arguments among `values` (bind's), by name, in the schema's order."""
-    names = [argument.name for argument in overload._schema.arguments if argument.name != "out"]
-    return {name: value for name, value in zip(names, values) if isinstance(value, Tensor)}
+def argument_names(overload) -> list:
+    """The names of an overload's arguments, ``out`` aside, in its schema's order (bind's)."""
+    return [argument.name for argument in overload._schema.arguments if argument.name != "out"]
 
 
 def _check_inplace_dtype(op: str, noun: str, dtype: torch.dtype, operands: dict) -> None:
@@ -127,10 +126,11 @@ def _fake_kernel(overload):
     """The fake kernel of `overload`: the device check, the op's own checks (its
     declaration), then what its kind does with the result, in its C++ entry's order."""
     op, declaration, kind = op_name(overload), declaration_of(overload), kind_of(overload)
+    names = argument_names(overload)
 
     def fake(*args, **kwargs):
         values = bind(overload, args, kwargs)
-        operands = tensor_operands(overload, values)
+        operands = {name: value for name, value in zip(names, values) if isinstance(value, Tensor)}
         x = values[0]
         out = kwargs.get("out")
         others = {name: t for name, t in operands.items() if name != "x"}

@@ -86,9 +86,9 @@ def _into_out(strategies):
 def _rule_of(overload):
     kind = _fake.kind_of(overload)
     op = _contract.op_name(overload)
+    names = _fake.argument_names(overload)
 
     def rule(*args, **kwargs):
-        names = [a.name for a in overload._schema.arguments if a.name != "out"]
         operands = {name: a for name, a in zip(names, args) if hasattr(a, "shape")}
         shape = operands["x"].shape if kind == "inplace" else _fake.broadcast_shape(op, operands)
         strategies = _single_mesh_dim_strategies(shape, list(operands.values()))
