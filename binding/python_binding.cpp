@@ -184,7 +184,7 @@ PyObject* paddle_shift(const Slots& args) {
 }
 
 // f(x, out=None) of a unary op, by the handles of its functional and out= overloads
-// (signbit, bitwise_count).
+// (csrc/overloads.h's TORCHOPS_FOR_EACH_UNARY_OP).
 template <auto Functional, auto Out>
 PyObject* unary(const Slots& args) {
   PyObject* const x = args[0];
@@ -245,8 +245,9 @@ Function functions[] = {
      &paddle_shift<true, true>},
     {"bitwise_right_shift_", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
      &paddle_shift<false, true>},
-    {"signbit", {{"x"}, {"out", "None"}}, 2, &unary<&op::signbit, &op::signbit_out>},
-    {"bitwise_count", {{"x"}, {"out", "None"}}, 2, &unary<&op::bitwise_count, &op::bitwise_count_out>},
+#define TORCHOPS_UNARY_FUNCTION(X, name) {#name, {{"x"}, {"out", "None"}}, 2, &unary<&op::name, &op::name##_out>},
+    TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_FUNCTION, )
+#undef TORCHOPS_UNARY_FUNCTION
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly

@@ -33,20 +33,19 @@ const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const
   return op::bitshift_scalar_out().call(x, y, direction, arithmetic, op::writable(out));
 }
 
-at::Tensor signbit(const at::Tensor& x) {
-  return op::signbit().call(x);
-}
-
-const at::Tensor& signbit_out(const at::Tensor& out, const at::Tensor& x) {
-  return op::signbit_out().call(x, op::writable(out));
-}
-
-at::Tensor bitwise_count(const at::Tensor& x) {
-  return op::bitwise_count().call(x);
-}
-
-const at::Tensor& bitwise_count_out(const at::Tensor& out, const at::Tensor& x) {
-  return op::bitwise_count_out().call(x, op::writable(out));
-}
+// A unary op's two functions, from its row in csrc/overloads.h. A definition that ops.h does
+// not declare is an error here (it would be hidden from programs: only TORCHOPS_API exports).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wmissing-declarations"
+#define TORCHOPS_DEFINE_UNARY(X, name)                                           \
+  at::Tensor name(const at::Tensor& x) {                                        \
+    return op::name().call(x);                                                  \
+  }                                                                             \
+  const at::Tensor& name##_out(const at::Tensor& out, const at::Tensor& x) {    \
+    return op::name##_out().call(x, op::writable(out));                         \
+  }
+TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_DEFINE_UNARY, )
+#undef TORCHOPS_DEFINE_UNARY
+#pragma GCC diagnostic pop
 
 }  // namespace torchops

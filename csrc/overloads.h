@@ -1,7 +1,8 @@
 // Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD): its
 // schema, which csrc/registration.cpp defines, its C++ signature, and its typed handle.
-// Adding an overload is a line here, its CPU kernel named after the handle (csrc/ops/cpu.h)
-// and its declaration (torchops/_contract.py); docs/internals.md has the whole recipe.
+// Adding an overload is a line here (a unary op's two overloads and loop: one name in
+// TORCHOPS_FOR_EACH_UNARY_OP), its CPU kernel named after the handle (csrc/ops/cpu.h) and
+// its declaration (torchops/_contract.py); docs/internals.md has the whole recipe.
 //
 // A handle is looked up in the dispatcher once, on first use. Calling it is a full
 // dispatcher call: every dispatch key (Autograd, Python modes, tracing, functorch) sees it,
@@ -25,10 +26,8 @@ using BitshiftScalarOut = at::Tensor&(const at::Tensor& x, const at::Scalar& y, 
 using BitshiftInplace = at::Tensor&(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic);
 using BitshiftScalarInplace = at::Tensor&(at::Tensor& x, const at::Scalar& y, c10::string_view direction,
                                           bool arithmetic);
-using Signbit = at::Tensor(const at::Tensor& x);
-using SignbitOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
-using BitwiseCount = at::Tensor(const at::Tensor& x);
-using BitwiseCountOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
+using Unary = at::Tensor(const at::Tensor& x);
+using UnaryOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
 
 namespace detail {
 template <class Signature>
@@ -41,6 +40,19 @@ c10::TypedOperatorHandle<Signature> find(const char* name, const char* overload)
 // functional (a new result), out (writes its keyword-only `out` and returns it, as ATen's
 // .out overloads do: torch.Tag.out) or inplace (writes x and returns it: torch.Tag.inplace).
 enum class Kind { functional, out, inplace };
+
+// The unary ops (csrc/ops/unary.h): one tensor in, a result of one dtype whatever x's. Each
+// has the same two overloads and one loop, so its name here is all of their rows below; the
+// binding's typed entries (binding/) and the C++ API's definitions (csrc/api.cpp) follow
+// from it too. F(X, op): F is one of the TORCHOPS_UNARY_* macros below, X passed through.
+#define TORCHOPS_FOR_EACH_UNARY_OP(F, X) \
+  F(X, signbit)                          \
+  F(X, bitwise_count)
+
+#define TORCHOPS_UNARY_OVERLOADS(X, op)                       \
+  X(op, Unary, functional, #op, "", #op "(Tensor x) -> Tensor") \
+  X(op##_out, UnaryOut, out, #op, "out", #op ".out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+#define TORCHOPS_UNARY_LOOP(X, op) X(op##_loop, UnaryLoop, "_" #op "_loop", "_" #op "_loop(Tensor(a!) out, Tensor x) -> ()")
 
 // X(handle, Signature, kind, name, overload, schema). The writing overloads return the
 // tensor they wrote, with its alias annotation, as ATen's do; their tags tell
@@ -58,11 +70,7 @@ enum class Kind { functional, out, inplace };
     "bitshift_(Tensor(a!) x, Tensor y, str direction, bool arithmetic=True) -> Tensor(a!)")                        \
   X(bitshift_scalar_inplace, BitshiftScalarInplace, inplace, "bitshift_", "Scalar",                               \
     "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> Tensor(a!)")                 \
-  X(signbit, Signbit, functional, "signbit", "", "signbit(Tensor x) -> Tensor")                                    \
-  X(signbit_out, SignbitOut, out, "signbit", "out", "signbit.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")      \
-  X(bitwise_count, BitwiseCount, functional, "bitwise_count", "", "bitwise_count(Tensor x) -> Tensor")             \
-  X(bitwise_count_out, BitwiseCountOut, out, "bitwise_count", "out",                                              \
-    "bitwise_count.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_OVERLOADS, X)
 
 // The loops behind the device-generic entries (csrc/ops/composite.h), as private ops:
 // each writes an `out` that the entry has checked and allocated (of the result's dtype and
@@ -80,9 +88,7 @@ using UnaryLoop = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary
     "_bitshift_loop(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")                                \
   X(bitshift_scalar_loop, BitshiftScalarLoop, "_bitshift_scalar_loop",                               \
     "_bitshift_scalar_loop(Tensor(a!) out, Tensor x, int count, int op) -> ()")                        \
-  X(signbit_loop, UnaryLoop, "_signbit_loop", "_signbit_loop(Tensor(a!) out, Tensor x) -> ()")        \
-  X(bitwise_count_loop, UnaryLoop, "_bitwise_count_loop",                                             \
-    "_bitwise_count_loop(Tensor(a!) out, Tensor x) -> ()")
+  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_LOOP, X)
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)

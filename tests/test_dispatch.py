@@ -3,6 +3,7 @@ refusals that name the bad value, the architecture's levels and the levels this 
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 
@@ -91,25 +92,29 @@ def restore_level():
     torch.ops.torchops._set_cpu_capability(before)
 
 
-def test_a_level_that_leaves_a_kernel_table_entry_out_does_not_compile(tmp_path):
-    """A level's KernelTable must set every entry (csrc/kernels/kernels.h's Entry): one left
-    out would be a null pointer called at run time. The portable level's file compiles as it
-    is, and not with the last entry of its table taken out."""
+def test_a_kernel_table_that_leaves_an_entry_out_does_not_compile(tmp_path):
+    """Every level's KernelTable starts from the portable one (csrc/kernels/kernels_impl.h's
+    portable_table), which must set every entry (csrc/kernels/kernels.h's Entry): one left out
+    would be a null pointer called at run time. The portable level's file compiles as it is,
+    and not with the last entry of that table taken out."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    source = open(os.path.join(root, "csrc", "kernels", "kernels_default.cpp")).read()
-    table = re.search(r"kernel_table = \{[^}]*\}", source).group(0)
+    kernels = os.path.join(root, "csrc", "kernels")
+    impl = open(os.path.join(kernels, "kernels_impl.h")).read()
+    table = re.search(r"portable_table\(\) \{\s*return \{[^}]*\}", impl).group(0)
     short = re.sub(r",\s*&?\w+\}$", "}", table)
     assert short != table, table
+    (tmp_path / "kernels").mkdir()
+    shutil.copy(os.path.join(kernels, "kernels_default.cpp"), tmp_path / "level.cpp")
 
-    def compile_(text):
-        path = tmp_path / "level.cpp"
-        path.write_text(text)
+    def compile_(impl_text):
+        # level.cpp's "kernels/kernels_impl.h" is found next to it first, kernels.h in csrc.
+        (tmp_path / "kernels" / "kernels_impl.h").write_text(impl_text)
         # $CXX where it is set: the cross compiler under the emulated aarch64 run.
         compiler = os.environ.get("CXX", "g++").split()
-        return subprocess.run([*compiler, "-std=c++20", "-fsyntax-only", "-I", os.path.join(root, "csrc"), str(path)],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run([*compiler, "-std=c++20", "-fsyntax-only", "-I", os.path.join(root, "csrc"),
+                               str(tmp_path / "level.cpp")], capture_output=True, text=True, timeout=120)
 
-    whole = compile_(source)
+    whole = compile_(impl)
     assert whole.returncode == 0, whole.stderr[-2000:]
-    missing = compile_(source.replace(table, short))
+    missing = compile_(impl.replace(table, short))
     assert missing.returncode != 0 and "deleted function" in missing.stderr, missing.stderr[-2000:]

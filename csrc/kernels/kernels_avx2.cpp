@@ -271,9 +271,16 @@ void bitwise_count_avx2(int width, bool is_signed, const void* x, uint8_t* out, 
   });
 }
 
-constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd,
-                                              &signbit_avx2, &shift_strided, &strided_shift_in_place_simd,
-                                              &bitwise_count_avx2};
+constinit const KernelTable kernel_table = [] {
+  KernelTable table = portable_table();
+  table.shift = &shift_simd;
+  table.shift_by_scalar = &shift_by_scalar_simd;
+  table.shift_by_row_count = &shift_by_row_count_simd;
+  table.signbit = &signbit_avx2;
+  table.strided_shift_in_place = &strided_shift_in_place_simd;
+  table.bitwise_count = &bitwise_count_avx2;
+  return table;
+}();
 
 }  // namespace avx2
 }  // namespace torchops

@@ -191,9 +191,18 @@ void bitwise_count_avx512(int width, bool is_signed, const void* x, uint8_t* out
   });
 }
 
-constinit const KernelTable kernel_table = {&shift_simd, &shift_by_scalar_simd, &shift_by_row_count_simd,
-                                              &signbit_avx512, &shift_strided, &strided_shift_in_place_simd,
-                                              &bitwise_count_avx512};
+// A constant, so that avx512_bitalg's table can start from it.
+constexpr KernelTable kTable = [] {
+  KernelTable table = portable_table();
+  table.shift = &shift_simd;
+  table.shift_by_scalar = &shift_by_scalar_simd;
+  table.shift_by_row_count = &shift_by_row_count_simd;
+  table.signbit = &signbit_avx512;
+  table.strided_shift_in_place = &strided_shift_in_place_simd;
+  table.bitwise_count = &bitwise_count_avx512;
+  return table;
+}();
+constinit const KernelTable kernel_table = kTable;
 
 }  // namespace avx512
 
@@ -264,10 +273,11 @@ void bitwise_count_bitalg(int width, bool is_signed, const void* x, uint8_t* out
   });
 }
 
-constinit const KernelTable kernel_table = {&avx512::shift_simd, &avx512::shift_by_scalar_simd,
-                                              &avx512::shift_by_row_count_simd, &avx512::signbit_avx512,
-                                              &avx512::shift_strided, &avx512::strided_shift_in_place_simd,
-                                              &bitwise_count_bitalg};
+constinit const KernelTable kernel_table = [] {
+  KernelTable table = avx512::kTable;
+  table.bitwise_count = &bitwise_count_bitalg;
+  return table;
+}();
 
 }  // namespace avx512_bitalg
 

@@ -369,3 +369,24 @@ inline void bitwise_count(int width, bool is_signed, const void* x, uint8_t* out
     count_lanes<Lane<decltype(w)::value>, decltype(s)::value>(x, out, rows);
   });
 }
+
+// The portable `shift` reads strided operands in place on x86-64, where it is a scalar loop
+// (SSE2 has no shift by a count per lane) and contiguous copies would cost more than they
+// save. On aarch64 the compiler vectorizes it with NEON, and the copies pay, as at the x86
+// vector levels (kernels.h).
+inline bool strided_shift_in_place(int /*width*/, int64_t /*step*/) {
+#if defined(__x86_64__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+// The table of the bodies above, compiled for the including level. A level's table starts
+// from it and replaces the entries the level has loops of its own for (kernels_avx2.cpp),
+// so an entry no level vectorizes is its body here and its place in this list. An Entry has
+// no default constructor: this list cannot leave one out (kernels.h).
+constexpr KernelTable portable_table() {
+  return {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit,
+          &shift_strided, &strided_shift_in_place, &bitwise_count};
+}
