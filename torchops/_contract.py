@@ -70,6 +70,23 @@ FUNCTIONAL_FORM = {overload: _functional_form(overload) for overload in OVERLOAD
 #: Each functional overload that has an out= overload, and that overload.
 OUT_FORM = {functional: overload for overload, functional in FUNCTIONAL_FORM.items() if torch.Tag.out in overload.tags}
 
+#: A unary op's schemas, after its name: one tensor in, and an out= overload.
+UNARY_SCHEMAS = ("(Tensor x) -> Tensor", ".out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+
+
+def _unary_ops() -> tuple:
+    """The ops whose overloads are exactly UNARY_SCHEMAS, by name (``signbit``): their typed
+    function is ``f(x, out=None)``, and torchops/_twins.py makes their twins from this list."""
+    schemas = {}
+    for overload in OVERLOADS:
+        schemas.setdefault(overload._schema.name, set()).add(str(overload._schema))
+    return tuple(name.removeprefix("torchops::") for name, found in schemas.items()
+                 if found == {name + schema for schema in UNARY_SCHEMAS})
+
+
+#: The unary ops (signbit, bitwise_count, ...), read from their registered schemas.
+UNARY_OPS = _unary_ops()
+
 
 def dtype_name(dtype: torch.dtype) -> str:
     """A dtype as Python spells it, ``int8`` for ``torch.int8``."""

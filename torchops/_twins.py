@@ -32,7 +32,9 @@ def _make_twins() -> dict:
     import torch
     from torch import Tensor
 
-    from torchops._contract import BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, dtype_name
+    from torchops._contract import (
+        BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, UNARY_OPS, dtype_name,
+    )
 
     # The builtins the twins call, as locals too.
     isinstance, bool, int, len, str, type = (
@@ -223,22 +225,15 @@ def _make_twins() -> dict:
         twin.__name__ = twin.__qualname__ = op.__name__
         return twin
 
-    signbit = _unary_twin(_ops.signbit)
-    bitwise_count = _unary_twin(_ops.bitwise_count)
-
-    return {"say_as": say_as, **{twin.__name__: twin for twin in (
-        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_, signbit,
-        bitwise_count)}}
+    twins = {twin.__name__: twin for twin in (
+        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_)}
+    # A unary op's twin is made from its registered schemas: a new one needs no line here.
+    for op in UNARY_OPS:
+        twins[op] = _unary_twin(getattr(_ops, op))
+    return {"say_as": say_as, **twins}
 
 
 _made = _make_twins()
 say_as = _made.pop("say_as")
 #: Every twin, by the name of its function in torchops.ops.
 TWINS = _made
-bitshift = TWINS["bitshift"]
-bitwise_left_shift = TWINS["bitwise_left_shift"]
-bitwise_right_shift = TWINS["bitwise_right_shift"]
-bitwise_left_shift_ = TWINS["bitwise_left_shift_"]
-bitwise_right_shift_ = TWINS["bitwise_right_shift_"]
-signbit = TWINS["signbit"]
-bitwise_count = TWINS["bitwise_count"]
