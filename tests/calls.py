@@ -6,7 +6,8 @@
   the same words, whatever runs it (the CPU kernels, the device-generic ones, the fake kernels
   under torch.compile and export; tests/test_torch_integration.py);
 * ``TYPED_CALLS``: every form of every function of the typed API, and the overload it
-  reaches (tests/test_binding.py).
+  reaches (tests/test_binding.py; test_torchscript.py scripts them, test_torch_integration.py
+  exports them, test_inductor.py compiles them).
 
 Each list must reach every overload (and ``TYPED_CALLS`` every typed function): the tests
 that use them check it, naming this file."""
@@ -189,22 +190,29 @@ BAD_CALLS = _bad_calls()
 
 # --------------------------------------------------------------------------
 # Every form of every typed function: (name, call(x, counts, floats) -> result, the overload
-# it must reach).
-TYPED_CALLS = [
-    ("bitshift tensor", lambda x, c, f: torchops.bitshift(x, c, "LEFT"), ops.bitshift.default),
-    ("bitshift int", lambda x, c, f: torchops.bitshift(x, 3, "RIGHT", False), ops.bitshift.Scalar),
-    ("bitshift out", lambda x, c, f: torchops.bitshift(x, c, "RIGHT", out=torch.empty_like(x)), ops.bitshift.out),
-    ("bitshift int out", lambda x, c, f: torchops.bitshift(x, 70, "LEFT", out=torch.empty_like(x)),
-     ops.bitshift.Scalar_out),
-    ("left", lambda x, c, f: torchops.bitwise_left_shift(x, c), ops.bitshift.default),
-    ("right int", lambda x, c, f: torchops.bitwise_right_shift(x, 2, is_arithmetic=False), ops.bitshift.Scalar),
-    ("right out", lambda x, c, f: torchops.bitwise_right_shift(x, c, False, out=torch.empty_like(x)),
-     ops.bitshift.out),
-    ("left in place", lambda x, c, f: torchops.bitwise_left_shift_(x.clone(), c), ops.bitshift_.default),
-    ("right in place int", lambda x, c, f: torchops.bitwise_right_shift_(x.clone(), 1), ops.bitshift_.Scalar),
-    ("signbit", lambda x, c, f: torchops.signbit(f), ops.signbit.default),
-    ("signbit out", lambda x, c, f: torchops.signbit(f, out=torch.empty_like(f, dtype=torch.bool)), ops.signbit.out),
-    ("bitwise_count", lambda x, c, f: torchops.bitwise_count(x), ops.bitwise_count.default),
-    ("bitwise_count out", lambda x, c, f: torchops.bitwise_count(c, out=torch.empty_like(c, dtype=torch.uint8)),
+# it must reach). Each call is written as its source text, an expression of x, c (the
+# counts) and f (the floats), kept as the call's ``source``: TorchScript compiles no lambda,
+# so tests/test_torchscript.py writes the texts into a module of its own and scripts that.
+def _typed_call(source: str):
+    """The function ``lambda x, c, f: <source>``, in this module (whose globals the call reads)."""
+    call = eval(f"lambda x, c, f: {source}", globals())
+    call.source = source
+    return call
+
+
+TYPED_CALLS = [(name, _typed_call(source), overload) for name, source, overload in [
+    ("bitshift tensor", 'torchops.bitshift(x, c, "LEFT")', ops.bitshift.default),
+    ("bitshift int", 'torchops.bitshift(x, 3, "RIGHT", False)', ops.bitshift.Scalar),
+    ("bitshift out", 'torchops.bitshift(x, c, "RIGHT", out=torch.empty_like(x))', ops.bitshift.out),
+    ("bitshift int out", 'torchops.bitshift(x, 70, "LEFT", out=torch.empty_like(x))', ops.bitshift.Scalar_out),
+    ("left", "torchops.bitwise_left_shift(x, c)", ops.bitshift.default),
+    ("right int", "torchops.bitwise_right_shift(x, 2, is_arithmetic=False)", ops.bitshift.Scalar),
+    ("right out", "torchops.bitwise_right_shift(x, c, False, out=torch.empty_like(x))", ops.bitshift.out),
+    ("left in place", "torchops.bitwise_left_shift_(x.clone(), c)", ops.bitshift_.default),
+    ("right in place int", "torchops.bitwise_right_shift_(x.clone(), 1)", ops.bitshift_.Scalar),
+    ("signbit", "torchops.signbit(f)", ops.signbit.default),
+    ("signbit out", "torchops.signbit(f, out=torch.empty_like(f, dtype=torch.bool))", ops.signbit.out),
+    ("bitwise_count", "torchops.bitwise_count(x)", ops.bitwise_count.default),
+    ("bitwise_count out", "torchops.bitwise_count(c, out=torch.empty_like(c, dtype=torch.uint8))",
      ops.bitwise_count.out),
-]
+]]

@@ -56,7 +56,7 @@ def test_the_calls_reach_every_overload_and_every_function():
     from torchops._contract import OVERLOADS
 
     missing = sorted(str(o) for o in set(OVERLOADS) - {overload for _, _, overload in CALLS})
-    sources = " ".join(inspect.getsource(call) for _, call, _ in CALLS)
+    sources = " ".join(call.source for _, call, _ in CALLS)
     missing += [f"torchops.{name}" for name in TYPED_FUNCTIONS if f"torchops.{name}(" not in sources]
     assert not missing, f"tests/calls.py: no call in TYPED_CALLS reaches {', '.join(missing)}: add one"
 
@@ -431,7 +431,7 @@ def test_a_compiled_typed_call_is_guarded_as_the_raw_op(name, call, overload):
         return call(x, counts, floats)
 
     guarded = {source for source in _guarded_globals(program, _x(), _counts(), _floats()) if "torchops" in source}
-    called = re.search(r"torchops\.(\w+)\(", inspect.getsource(call)).group(1)
+    called = re.search(r"torchops\.(\w+)\(", call.source).group(1)
     # torchops as the call's module (tests/calls.py) sees it: one of its globals.
     module = f"G['__import_{call.__module__}'].torchops"
     assert guarded == {module, f"{module}.{called}"}

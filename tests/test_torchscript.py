@@ -1,9 +1,10 @@
-"""TorchScript: models that call the typed API (torchops.bitshift, bitwise_{left,right}_shift,
-their in-place forms, signbit) or torch.ops.torchops.* compile with torch.jit.script, give
-eager's answers, save, and load and run in a fresh process that has only the operator
-library (no torchops Python package). tests/test_deploy.py loads the scripted ShiftModel
-of examples/ in C++ programs."""
+"""TorchScript: models that call the typed API (every form of every function: tests/calls.py's
+TYPED_CALLS; the shifts' other forms: TypedApi) or torch.ops.torchops.* compile with
+torch.jit.script, give eager's answers, save, and load and run in a fresh process that has
+only the operator library (no torchops Python package). tests/test_deploy.py loads the
+scripted ShiftModel of examples/ in C++ programs."""
 
+import importlib.util
 import subprocess
 import sys
 from typing import Optional
@@ -11,13 +12,16 @@ from typing import Optional
 import pytest
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchops
+from torchops import ops
 from torchops._contract import OVERLOADS
 
 import model
+from calls import TYPED_CALLS
 from conftest import (
-    ONLY_TORCHSCRIPT_DEPRECATIONS, as_bits, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor,
+    ONLY_TORCHSCRIPT_DEPRECATIONS, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor,
     special_float_patterns,
 )
 
@@ -25,14 +29,13 @@ pytestmark = [*ONLY_TORCHSCRIPT_DEPRECATIONS, pytest.mark.python_layers]
 
 
 class TypedApi(torch.nn.Module):
-    """Every function of the typed API, in every form: tensor and int counts, an int x,
-    arguments by position and by keyword, out= (by position too), in place (with out=x)."""
+    """The shifts' forms beyond TYPED_CALLS' (which every op's rows script, below): tensor and
+    int counts, an int x, arguments by position and by keyword, out= by position, Paddle's
+    name=, in place with out=x."""
 
-    def forward(self, x: Tensor, y: Tensor, f: Tensor, out: Optional[Tensor] = None):
+    def forward(self, x: Tensor, y: Tensor, out: Optional[Tensor] = None):
         out_left = torch.empty_like(x)
         out_right = torch.full_like(x, 7)
-        out_sign = torch.empty(x.shape, dtype=torch.bool)
-        out_count = torch.empty(0, dtype=torch.uint8)
         in_place = x.clone()
         torchops.bitwise_left_shift_(in_place, y)
         in_place_int = x.clone()
@@ -50,10 +53,6 @@ class TypedApi(torch.nn.Module):
             in_place,
             in_place_int,
             returned,
-            torchops.signbit(f),
-            torchops.signbit(x, out_sign),
-            torchops.bitwise_count(x),
-            torchops.bitwise_count(y, out_count),
         ]
         if out is not None:
             results.append(torchops.bitwise_left_shift(x, 1, True, out))
@@ -73,47 +72,59 @@ def _inputs():
     return x, y, f
 
 
-def _expected(x, y, f):
+def _expected(x, y):
     """What TypedApi returns, from the independent model (int8 operands, int8 results)."""
     xs, ys = x.tolist(), y.tolist()
     shift = lambda x_values, counts, direction, arithmetic=True: model.shift_model(  # noqa: E731
         x_values, counts, torch.int8, direction, arithmetic)
     in_place = shift(xs, ys, "LEFT")
-    sign_bits = [bool(bits < 0) for bits in as_bits(f).tolist()]
     return [
         shift(xs, ys, "LEFT"), shift(xs, 3, "RIGHT", False), shift(xs, -1, "RIGHT"), shift(-100, ys, "RIGHT"),
         shift(xs, ys, "LEFT"), shift(xs, ys, "LEFT"), shift(xs, 70, "LEFT"), shift(xs, ys, "RIGHT", False),
         shift(xs, 1, "RIGHT"), in_place, shift(xs, 2, "RIGHT", False), shift(xs, 2, "RIGHT", False),
-        sign_bits, [v < 0 for v in xs], [abs(v).bit_count() for v in xs], [abs(v).bit_count() for v in ys],
     ]
 
 
 def test_typed_api_scripted_gives_the_models_answers_and_eagers(scripted_typed_api):
-    x, y, f = _inputs()
-    scripted = scripted_typed_api(x, y, f)
-    assert [r.tolist() for r in scripted] == _expected(x, y, f)
-    assert_same_tensors(scripted, TypedApi()(x, y, f))
+    x, y, _ = _inputs()
+    scripted = scripted_typed_api(x, y)
+    assert [r.tolist() for r in scripted] == _expected(x, y)
+    assert_same_tensors(scripted, TypedApi()(x, y))
     out = torch.empty(0, dtype=torch.int8)
-    assert scripted_typed_api(x, y, f, out)[-1] is out  # an out= the model gives comes back itself
+    assert scripted_typed_api(x, y, out)[-1] is out  # an out= the model gives comes back itself
     assert out.tolist() == model.shift_model(x.tolist(), 1, torch.int8, "LEFT")
 
 
-def test_typed_api_scripted_calls_only_the_torchops_operators(scripted_typed_api):
-    # No call back into Python: the saved model runs without the torchops package.
-    def kinds(block):
-        for node in block.nodes():
-            yield node.kind()
-            for inner in node.blocks():
-                yield from kinds(inner)
+def _nodes(block):
+    """Every node of a graph or block, those of the blocks inside its nodes (if, loop) too."""
+    for node in block.nodes():
+        yield node
+        for inner in node.blocks():
+            yield from _nodes(inner)
 
-    seen = set(kinds(scripted_typed_api.inlined_graph))
+
+def _overloads_called(graph) -> set[str]:
+    """The torchops overloads a scripted graph calls, named as str(overload) names them
+    ("torchops.bitshift.Scalar", "torchops.signbit.default")."""
+    called = set()
+    for node in _nodes(graph):
+        if node.kind().startswith("torchops::"):
+            op, _, overload = node.schema().partition("(")[0].partition(".")
+            called.add(f"{op.replace('::', '.')}.{overload or 'default'}")
+    return called
+
+
+def _assert_calls_only_the_torchops_operators(graph):
+    # No call back into Python: the saved model runs without the torchops package.
+    seen = {node.kind() for node in _nodes(graph)}
     assert "prim::PythonOp" not in seen and "prim::CallFunction" not in seen, seen
     # The types of x and y are settled while compiling (one body per signature): no check per call.
     assert "prim::isinstance" not in seen, seen
-    called = {kind for kind in seen if kind.startswith("torchops::")}
-    missing = sorted({overload._schema.name for overload in OVERLOADS} - called)
-    assert not missing, f"tests/test_torchscript.py's TypedApi calls no {', '.join(missing)}: call it there"
-    assert called <= {overload._schema.name for overload in OVERLOADS}, called
+    assert _overloads_called(graph) <= {str(overload) for overload in OVERLOADS}, seen
+
+
+def test_typed_api_scripted_calls_only_the_torchops_operators(scripted_typed_api):
+    _assert_calls_only_the_torchops_operators(scripted_typed_api.inlined_graph)
 
 
 def _run_in_fresh_process(module_path, inputs_path, outputs_path):
@@ -133,11 +144,138 @@ def _run_in_fresh_process(module_path, inputs_path, outputs_path):
 
 
 def test_typed_api_scripted_saves_and_loads_in_a_fresh_process(scripted_typed_api, tmp_path):
-    x, y, f = _inputs()
+    x, y, _ = _inputs()
     torch.jit.save(scripted_typed_api, str(tmp_path / "typed_api.pt"))
-    torch.save((x, y, f), str(tmp_path / "inputs.pt"))
+    torch.save((x, y), str(tmp_path / "inputs.pt"))
     loaded = _run_in_fresh_process(tmp_path / "typed_api.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt")
-    assert [r.tolist() for r in loaded] == _expected(x, y, f)
+    assert [r.tolist() for r in loaded] == _expected(x, y)
+
+
+# --------------------------------------------------------------------------
+# Every form of every typed function scripted: tests/calls.py's TYPED_CALLS, written from
+# their source texts into a module (TorchScript compiles no lambda, and reads a class's
+# source from its module's file) with one submodule per row, so a new op's rows need no
+# line here.
+# The typed functions that TYPED_CALLS must reach (tests/test_binding.py's): all but the kernel-level query.
+TYPED_FUNCTIONS = [name for name in ops.__all__ if name != "cpu_capability"]
+
+
+def _write_typed_calls_module(path) -> None:
+    """Writes the module: a class ``Row<i>`` per row, whose forward is the row's call, and
+    ``TypedCalls``, which holds them as ``row_<i>`` and returns every row's result."""
+    rows = "".join(f"""
+
+class Row{i}(torch.nn.Module):
+    # {name}
+    def forward(self, x: Tensor, c: Tensor, f: Tensor) -> Tensor:
+        return {call.source}
+""" for i, (name, call, _) in enumerate(TYPED_CALLS))
+    members = "".join(f"\n        self.row_{i} = Row{i}()" for i in range(len(TYPED_CALLS)))
+    results = ", ".join(f"self.row_{i}(x, c, f)" for i in range(len(TYPED_CALLS)))
+    path.write_text(f"""\
+# Generated by tests/test_torchscript.py from tests/calls.py's TYPED_CALLS.
+from typing import List
+
+import torch
+from torch import Tensor
+
+import torchops
+{rows}
+
+class TypedCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__(){members}
+
+    def forward(self, x: Tensor, c: Tensor, f: Tensor) -> List[Tensor]:
+        return [{results}]
+""")
+
+
+@pytest.fixture(scope="module")
+def scripted_typed_calls(tmp_path_factory):
+    """TYPED_CALLS' module, scripted (its rows: ``row_<i>``)."""
+    path = tmp_path_factory.mktemp("typed_calls") / "typed_calls_module.py"
+    _write_typed_calls_module(path)
+    spec = importlib.util.spec_from_file_location("typed_calls_module", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where inspect, and so TorchScript, finds a class's file
+    try:
+        spec.loader.exec_module(module)
+        yield torch.jit.script(module.TypedCalls())
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+class _OverloadRecorder(TorchDispatchMode):
+    """Records the torchops overloads dispatched while it is active, as str(overload) names them."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace == "torchops":
+            self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _reached(scripted_row) -> list[str]:
+    """What a scripted row calls: the typed function ("torchops.signbit"), read from its graph,
+    and the overloads it dispatches when it runs (its graph holds every overload the function's
+    body may call: a unary function's, both of the op's)."""
+    functions = []
+    for node in scripted_row.graph.nodes():
+        # A call of a scripted function: prim::CallFunction of a constant of its type,
+        # __torch__.torchops.ops[.___torch_mangle_<n>].<name>.
+        type_name = str(node.output().type()) if node.kind() == "prim::Constant" and node.outputsSize() == 1 else ""
+        if type_name.startswith("__torch__.torchops.ops."):
+            functions.append("torchops." + type_name.rpartition(".")[2])
+    with _OverloadRecorder() as recorder:
+        scripted_row(*_inputs())
+    return functions + recorder.seen
+
+
+def _unreached(reached_by_rows) -> list[str]:
+    """The overloads and typed functions that no row reaches."""
+    reached = {name for row in reached_by_rows for name in row}
+    return ([str(overload) for overload in OVERLOADS if str(overload) not in reached]
+            + [f"torchops.{name}" for name in TYPED_FUNCTIONS if f"torchops.{name}" not in reached])
+
+
+def _rows_reached(scripted_typed_calls) -> list[list[str]]:
+    return [_reached(getattr(scripted_typed_calls, f"row_{i}")) for i in range(len(TYPED_CALLS))]
+
+
+def test_every_typed_call_scripted_reaches_its_overload_and_together_every_one(scripted_typed_calls):
+    _assert_calls_only_the_torchops_operators(scripted_typed_calls.inlined_graph)
+    reached = _rows_reached(scripted_typed_calls)
+    for (name, call, overload), row in zip(TYPED_CALLS, reached):
+        # One typed function, which dispatches the row's overload once.
+        assert row == [call.source.partition("(")[0], str(overload)], \
+            f"tests/calls.py's TYPED_CALLS row {name!r}, scripted, calls {row}"
+    unreached = _unreached(reached)
+    assert not unreached, (f"tests/calls.py: no row of TYPED_CALLS reaches {', '.join(unreached)} under TorchScript: "
+                           "add one")
+
+
+def test_the_scripted_coverage_check_names_what_a_missing_row_leaves_out(scripted_typed_calls):
+    # The check above can fail: without signbit's rows, it names signbit's function and overloads.
+    reached = [row for (name, _, _), row in zip(TYPED_CALLS, _rows_reached(scripted_typed_calls))
+               if not name.startswith("signbit")]
+    assert sorted(_unreached(reached)) == ["torchops.signbit", "torchops.signbit.default", "torchops.signbit.out"]
+
+
+def test_every_typed_call_scripted_gives_eagers_answers(scripted_typed_calls):
+    x, c, f = _inputs()
+    assert_same_tensors(scripted_typed_calls(x, c, f), [call(x, c, f) for _, call, _ in TYPED_CALLS])
+
+
+def test_every_typed_call_scripted_saves_and_loads_in_a_fresh_process(scripted_typed_calls, tmp_path):
+    x, c, f = _inputs()
+    torch.jit.save(scripted_typed_calls, str(tmp_path / "typed_calls.pt"))
+    torch.save((x, c, f), str(tmp_path / "inputs.pt"))
+    loaded = _run_in_fresh_process(tmp_path / "typed_calls.pt", tmp_path / "inputs.pt", tmp_path / "outputs.pt")
+    assert_same_tensors(loaded, [call(x, c, f) for _, call, _ in TYPED_CALLS])
 
 
 def _shifts(x: Tensor, y: Tensor):
