@@ -1,4 +1,5 @@
-"""A small model that calls every torchops operator: functional, in place and out=.
+"""A small model that shows each kind of torchops call: functional, in place and out=, tensor
+and int counts, results of the operands' dtype, bool (signbit) and uint8 (bitwise_count).
 
 examples/export_model.py saves it as TorchScript, as a torch.export program and as an
 AOTInductor package; examples/run_exported.py and examples/cpp/ run those artifacts.
