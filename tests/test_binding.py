@@ -35,6 +35,12 @@ pytestmark = pytest.mark.python_layers
 OPS = torch.ops.torchops
 # The functions with a compiled entry: the public API but the kernel-level query.
 TYPED_FUNCTIONS = [name for name in ops.__all__ if name != "cpu_capability"]
+# The TorchScript signatures (the @overload stubs) of each, read when this file is collected:
+# torch.jit.script forgets a function's stubs once it has compiled them, as another test
+# file's scripting may before these tests run.
+TORCHSCRIPT_STUBS = {
+    name: list(torch._jit_internal._get_fn_overloads(torch._jit_internal._qualified_name(getattr(torchops, name)))
+               or []) for name in TYPED_FUNCTIONS}
 
 
 def _x():
@@ -90,9 +96,7 @@ def test_the_function_its_entry_and_its_twin_have_one_signature(name):
     assert inspect.signature(entry) == plain
     assert inspect.getdoc(function)
     # The TorchScript signatures (the @overload stubs) narrow the types, nothing else.
-    from torch import _jit_internal
-
-    stubs = _jit_internal._get_fn_overloads(_jit_internal._qualified_name(function)) or []
+    stubs = TORCHSCRIPT_STUBS[name]
     # A function without stubs has one signature, its own: no argument of several types.
     assert stubs or not any(typing.get_origin(p.annotation) is typing.Union and type(None) not in typing.get_args(
         p.annotation) for p in signature.parameters.values()), name
