@@ -172,6 +172,36 @@ def random_values(dtype, size, rng):
     return values.tolist()
 
 
+def covering_values(dtype, size=2000, seed=0):
+    """A 1-D tensor that covers `dtype`: every value (every bit pattern of a float) of a
+    dtype of 16 bits or fewer, and bool's two; otherwise the edges (interesting_values, the
+    special float patterns) and `size` random values (random bit patterns of a float)."""
+    if dtype == torch.bool:
+        return torch.tensor([False, True])
+    rng = np.random.default_rng(seed)
+    if dtype.is_floating_point:
+        bits = torch.finfo(dtype).bits
+        if bits <= 16:
+            return floats_from_bits(range(1 << bits), dtype)
+        random = rng.integers(0, 1 << bits, size=size, dtype=np.uint64).tolist()
+        return floats_from_bits([pattern for _, pattern, _ in special_float_patterns(dtype)] + random, dtype)
+    if model.width(dtype) <= 16:
+        low, high = model.value_range(dtype)
+        return torch.arange(low, high + 1).to(dtype)
+    return make_tensor(interesting_values(dtype) + random_values(dtype, size, rng), dtype)
+
+
+def covering_operands(dtype, count, seed=0):
+    """`count` 1-D tensors of one length that cover `dtype` together: every pair of values
+    for two operands of an 8-bit dtype (or bool); otherwise covering_values and shuffled copies
+    of it (seeded: the same pairs every run)."""
+    values = covering_values(dtype)
+    if count == 2 and values.numel() <= 256:
+        return [values.repeat_interleave(values.numel()), values.repeat(values.numel())]
+    generator = torch.Generator().manual_seed(seed)
+    return [values] + [values[torch.randperm(values.numel(), generator=generator)] for _ in range(count - 1)]
+
+
 def random_counts(dtype, size, rng):
     """`size` counts of `dtype`: mostly in [0, n), some just outside, some anywhere."""
     n = model.width(dtype)

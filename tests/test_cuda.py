@@ -2,6 +2,14 @@
 paths (the Triton loops, where Triton is installed, and the ATen loops), eager, compiled,
 under vmap and opcheck.
 
+The cases of every op are made from what an op declares and from tests/calls.py, so that a
+new op is swept here with no line of its own: each overload on every dtype of its
+declaration (torchops/_contract.py), with the arguments of each of its OPCHECK_SAMPLES and
+operands that cover the dtype (every value of the 8- and 16-bit dtypes, every pair of 8-bit
+values for two operands); the errors of BAD_CALLS; opcheck and vmap of a sample of each
+overload; a compiled graph of TYPED_CALLS. The shift's own rules (Python-int counts, counts
+at the edges of the range, promotion, layouts) have cases of their own below.
+
 Skipped, with the reason, where no CUDA device is present: CI has none, and runs the same
 paths on CPU tensors instead (TORCHOPS_CPU_KERNELS=composite and =triton over the kernel
 suites; tests/test_devices.py, tests/test_inductor_triton.py). TORCHOPS_TEST_DEVICE=cpu runs
@@ -17,11 +25,13 @@ import torch
 from torch._inductor.utils import run_and_get_code
 
 import torchops
+from calls import BAD_CALLS, OPCHECK_SAMPLES, TYPED_CALLS
 from conftest import (
-    FLOAT_DTYPES, INT_DTYPES, OPERATION_IDS, OPERATIONS, dtype_id, every_8bit_pair, floats_from_bits,
-    interesting_counts, interesting_values, make_tensor, random_values, special_float_patterns,
+    OPERATION_IDS, OPERATIONS, as_bits, covering_operands, dtype_id, floats_from_bits, interesting_counts, interesting_values,
+    make_tensor, random_values, special_float_patterns,
 )
 from torchops import _triton
+from torchops._contract import FUNCTIONAL_FORM, OVERLOADS, declaration_of, op_name
 
 DEVICE = os.environ.get("TORCHOPS_TEST_DEVICE", "cuda")
 pytestmark = [
@@ -59,18 +69,74 @@ def cycled(dtype, n):
             make_tensor([counts[i % len(counts)] for i in range(n)], dtype))
 
 
-def assert_same(device_result, cpu_result):
-    assert device_result.device.type == torch.device(DEVICE).type
-    assert device_result.dtype == cpu_result.dtype and device_result.shape == cpu_result.shape
-    assert torch.equal(device_result.cpu(), cpu_result)
+def assert_same(device_result, cpu_result, what=""):
+    assert device_result.device.type == torch.device(DEVICE).type, what
+    assert device_result.dtype == cpu_result.dtype and device_result.shape == cpu_result.shape, what
+    assert torch.equal(device_result.cpu(), cpu_result), what
+
+
+# --------------------------------------------------------------------------
+# Every overload on every dtype its op declares
+
+
+def argument_templates(overload):
+    """The arguments of each of tests/calls.py's OPCHECK_SAMPLES of `overload`, once each, a
+    tensor's place marked None (the tensors are made per dtype)."""
+    templates = {}
+    for _, sampled, make_args, *_ in OPCHECK_SAMPLES:
+        if sampled is overload:
+            template = tuple(None if isinstance(a, torch.Tensor) else a for a in make_args())
+            templates[repr(template)] = template  # repr: True and 1 are one dict key
+    assert templates, f"tests/calls.py: no opcheck sample of {overload}: add one to OPCHECK_SAMPLES"
+    return list(templates.values())
+
+
+def call(overload, template, tensors):
+    """The overload called with `template`'s arguments, `tensors` in its Nones; returns what
+    it wrote (x in place, or out, made here of the declared result dtype) or returned."""
+    operands = iter(tensors)
+    args = [next(operands) if a is None else a for a in template]
+    if torch.Tag.out in overload.tags:
+        dtype = declaration_of(overload).check(op_name(overload), *args)
+        out = torch.empty(torch.broadcast_shapes(*(t.shape for t in tensors)), dtype=dtype, device=tensors[0].device)
+        assert overload(*args, out=out) is out, f"{overload} did not return out"
+        return out
+    result = overload(*args)
+    if torch.Tag.inplace in overload.tags:
+        assert result is args[0], f"{overload} did not return x"
+    return result
+
+
+SWEEPS = [(overload, dtype) for overload in OVERLOADS for dtype in declaration_of(overload).dtypes]
+
+
+@pytest.mark.parametrize("overload,dtype", SWEEPS, ids=[f"{o}-{dtype_id(d)}" for o, d in SWEEPS])
+def test_every_overload_on_every_declared_dtype(device_path, overload, dtype):
+    for template in argument_templates(overload):
+        tensors = covering_operands(dtype, template.count(None))
+        for layout, view in [("contiguous", lambda t: t), ("every other element", lambda t: t[::2])]:
+            # Fresh copies on each side: an in-place overload writes its x.
+            expected = call(overload, template, [view(t.clone()) for t in tensors])
+            got = call(overload, template, [view(t.to(DEVICE, copy=True)) for t in tensors])
+            assert got.device.type == torch.device(DEVICE).type, f"{overload} {template} {layout}: on {got.device}"
+            assert (got.dtype, got.shape) == (expected.dtype, expected.shape), f"{overload} {template} {layout}"
+            # as_bits: where the result is a float, NaN != NaN and the bits are the answer.
+            mismatched = (as_bits(got.cpu()) != as_bits(expected)).nonzero().flatten()[:5]
+            assert not len(mismatched), (
+                f"{overload} {template} {layout} on {dtype_id(dtype)}: the {DEVICE} result differs from the CPU's "
+                f"at {mismatched.tolist()}, operands {[view(t)[mismatched].tolist() for t in tensors]}: "
+                f"{got.cpu()[mismatched].tolist()} against {expected[mismatched].tolist()}")
+
+
+# --------------------------------------------------------------------------
+# The shift's own rules: Python-int counts, counts at the edges of the range, promotion,
+# layouts, out= and in place of every kind
 
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.uint8], ids=dtype_id)
 @pytest.mark.parametrize("direction,arithmetic", OPERATIONS, ids=OPERATION_IDS)
-def test_every_8bit_pair(device_path, dtype, direction, arithmetic):
-    xs, counts = every_8bit_pair(dtype)
-    x, y = make_tensor(xs, dtype), make_tensor(counts, dtype)
-    assert_same(torchops.bitshift(*on_device(x, y), direction, arithmetic), torchops.bitshift(x, y, direction, arithmetic))
+def test_every_8bit_value_with_python_int_counts(device_path, dtype, direction, arithmetic):
+    x = torch.arange(torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1).to(dtype)
     x_device, = on_device(x)
     for count in range(-10, 300, 7):
         assert_same(torchops.bitshift(x_device, count, direction, arithmetic), torchops.bitshift(x, count, direction, arithmetic))
@@ -157,63 +223,29 @@ def test_out_of_another_shape_is_resized_with_pytorchs_warning(device_path):
     assert_same(out, torchops.bitshift(x, 3, "LEFT"))
 
 
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES + [torch.bool], ids=dtype_id)
-def test_signbit(device_path, dtype):
-    if dtype in (torch.float16, torch.bfloat16):
-        x = floats_from_bits(list(range(1 << 16)), dtype)  # every pattern
-    elif dtype.is_floating_point:
-        x = floats_from_bits([bits for _, bits, _ in special_float_patterns(dtype)], dtype)
-    elif dtype == torch.bool:
-        x = torch.tensor([True, False, True])
-    else:
-        x = make_tensor(interesting_values(dtype), dtype)
-    x_device, = on_device(x)
-    assert_same(torchops.signbit(x_device), torchops.signbit(x))
-    assert_same(torchops.signbit(x_device[::2]), torchops.signbit(x[::2]))
-    out = torch.empty(x.numel(), dtype=torch.bool, device=DEVICE)
-    assert_same(torchops.signbit(x_device, out=out), torchops.signbit(x))
+# --------------------------------------------------------------------------
+# Errors, opcheck, vmap and torch.compile of every overload
 
 
-@pytest.mark.parametrize("dtype", INT_DTYPES + [torch.bool], ids=dtype_id)
-def test_bitwise_count(device_path, dtype):
-    if dtype == torch.bool:
-        x = torch.tensor([True, False, True])
-    elif torch.iinfo(dtype).bits <= 16:  # every value
-        x = torch.arange(torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1).to(dtype)
-    else:
-        x = make_tensor(interesting_values(dtype) + random_values(dtype, 4096, np.random.default_rng(0)), dtype)
-    x_device, = on_device(x)
-    expected = torch.from_numpy(np.bitwise_count(x.numpy()))
-    assert_same(torchops.bitwise_count(x_device), expected)
-    assert_same(torchops.bitwise_count(x_device[::2]), expected[::2])
-    out = torch.empty(x.numel(), dtype=torch.uint8, device=DEVICE)
-    assert_same(torchops.bitwise_count(x_device, out=out), expected)
-
-
-BAD_CALLS = [  # (what, call with tensors made on `device`)
-    ("float x", lambda d: op.bitshift(torch.ones(3, device=d), torch.ones(3, dtype=torch.int8, device=d), "LEFT")),
-    ("direction", lambda d: op.bitshift(torch.ones(3, dtype=torch.int8, device=d), 1, "Left")),
-    ("out dtype", lambda d: op.bitshift.Scalar_out(torch.ones(3, dtype=torch.int8, device=d), 1, "LEFT",
-                                                   out=torch.empty(3, dtype=torch.int16, device=d))),
-    ("in place widens", lambda d: op.bitshift_(torch.ones(3, dtype=torch.int8, device=d),
-                                               torch.ones(3, dtype=torch.int64, device=d), "LEFT")),
-    ("no common dtype", lambda d: op.bitshift(torch.ones(3, dtype=torch.uint16, device=d),
-                                              torch.ones(3, dtype=torch.int32, device=d), "LEFT")),
-    ("shapes", lambda d: op.bitshift(torch.ones(3, dtype=torch.int8, device=d), torch.ones(2, dtype=torch.int8, device=d),
-                                     "LEFT")),
-    ("partial overlap", lambda d: (lambda b: op.bitshift.out(b[:-1], 1 + 0 * b[1:], "LEFT", out=b[1:]))(
-        torch.ones(5, dtype=torch.int8, device=d))),
-    ("complex signbit", lambda d: op.signbit(torch.ones(3, dtype=torch.complex64, device=d))),
-    ("float bitwise_count", lambda d: op.bitwise_count(torch.ones(3, device=d))),
-]
-
-
-@pytest.mark.parametrize("what,call", BAD_CALLS, ids=[what for what, _ in BAD_CALLS])
-def test_errors_are_the_cpu_kernels(device_path, what, call):
+@pytest.mark.parametrize("row", BAD_CALLS, ids=[row.id for row in BAD_CALLS])
+def test_errors_are_the_cpu_kernels(device_path, row):
     with pytest.raises(Exception) as on_cpu:
-        call("cpu")
+        row.call(*row.tensors)
     with pytest.raises(type(on_cpu.value)) as on_the_device:
-        call(DEVICE)
+        row.call(*on_device(*row.tensors))
+    assert str(on_the_device.value) == str(on_cpu.value), f"tests/calls.py's BAD_CALLS row {row.id}"
+
+
+def test_partial_overlap_is_the_cpu_kernels_error(device_path):
+    # Aliasing, which BAD_CALLS's separate tensors cannot express: out overlaps x in part.
+    def overlapping(device):
+        base = torch.ones(5, dtype=torch.int8, device=device)
+        return op.bitshift.out(base[:-1], 1 + 0 * base[1:], "LEFT", out=base[1:])
+
+    with pytest.raises(Exception) as on_cpu:
+        overlapping("cpu")
+    with pytest.raises(type(on_cpu.value)) as on_the_device:
+        overlapping(DEVICE)
     assert str(on_the_device.value) == str(on_cpu.value)
 
 
@@ -224,38 +256,72 @@ def test_a_tensor_on_another_device_is_refused():
         op.bitshift(torch.ones(3, dtype=torch.int8, device=DEVICE), torch.ones(3, dtype=torch.int8), "LEFT")
 
 
-def chain(x, y, f):
-    shifted = op.bitshift(op.bitshift(x, y, "RIGHT", False), 1, "LEFT")
-    return shifted + 1, op.bitshift(x, y, "RIGHT"), op.signbit(f * 2), op.bitwise_count(x + 1)
+def every_overload(x, y, f):
+    """tests/calls.py's TYPED_CALLS in one graph (they reach every overload), each result
+    used by an ATen op that Inductor fuses with it."""
+    return [typed(x, y, f) + 1 for _, typed, _ in TYPED_CALLS]
 
 
 def test_compiled_graphs_are_fused_and_exact(device_path):
     x, y = cycled(torch.int32, 721)
     f = floats_from_bits([bits for _, bits, _ in special_float_patterns(torch.float32)], torch.float32)
-    got, code = run_and_get_code(torch.compile(chain, fullgraph=True), *on_device(x, y, f))
+    got, code = run_and_get_code(torch.compile(every_overload, fullgraph=True), *on_device(x, y, f))
     assert not re.search(r"torch\.ops\.torchops\.\w+\.\w+\(", "\n".join(code))
-    for result, expected in zip(got, chain(x, y, f)):
-        assert_same(result, expected)
+    expected = every_overload(x, y, f)
+    assert len(got) == len(expected)
+    for (name, _, _), result, want in zip(TYPED_CALLS, got, expected):
+        assert_same(result, want, f"tests/calls.py's TYPED_CALLS row {name!r}")
 
 
-def test_vmap(device_path):
-    x = make_tensor(interesting_values(torch.int16), torch.int16).reshape(1, -1).repeat(4, 1)
-    y = make_tensor([[c] for c in interesting_counts(torch.int16)[:4]], torch.int16)
-    shift = torch.vmap(lambda a, b: op.bitshift(a, b, "RIGHT", False))
-    assert_same(shift(*on_device(x, y)), shift(x, y))
+def one_sample_of_each_overload():
+    """tests/calls.py's first OPCHECK_SAMPLES row of each overload that does not resize an out
+    (torch 2.14 and 2.15's AOT dispatch cannot copy back into an out= the op resizes:
+    test_torch_integration._aot_dispatch_takes_a_resized_out)."""
+    samples = {}
+    for sample in OPCHECK_SAMPLES:
+        if "resize" not in sample[0]:
+            samples.setdefault(sample[1], sample)
+    return list(samples.values())
 
 
-def test_opcheck(device_path):
-    x_device, y_device = on_device(*cycled(torch.int16, 100))
-    for overload, args, kwargs in [
-        (op.bitshift.default, (x_device, y_device, "RIGHT", False), {}),
-        (op.bitshift.Scalar, (x_device, 3, "LEFT"), {}),
-        (op.bitshift.out, (x_device, y_device, "LEFT"), {"out": torch.empty_like(x_device)}),
-        (op.bitshift_.Scalar, (x_device.clone(), 2, "RIGHT"), {}),
-        (op.signbit.default, (x_device.float(),), {}),
-        (op.bitwise_count.default, (x_device,), {}),
-        # An out of the result's shape, as bitshift.out's: torch 2.14 and 2.15's AOT dispatch cannot copy
-        # back into an out= the op resizes (test_torch_integration._aot_dispatch_takes_a_resized_out).
-        (op.bitwise_count.out, (x_device,), {"out": torch.empty_like(x_device, dtype=torch.uint8)}),
-    ]:
-        torch.library.opcheck(overload, args, kwargs)
+SAMPLES = one_sample_of_each_overload()
+
+
+def sample_on(device, sample):
+    """(args, kwargs) of an OPCHECK_SAMPLES row, its tensors made on `device`."""
+    _, _, make_args, *make_kwargs = sample
+
+    def moved(value):
+        if not isinstance(value, torch.Tensor):
+            return value
+        return value.detach().to(device, copy=True).requires_grad_(value.requires_grad)
+
+    kwargs = make_kwargs[0]() if make_kwargs else {}
+    return [moved(a) for a in make_args()], {key: moved(value) for key, value in kwargs.items()}
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_opcheck(device_path, sample):
+    args, kwargs = sample_on(DEVICE, sample)
+    torch.library.opcheck(sample[1], args, kwargs)
+
+
+FUNCTIONAL_SAMPLES = [s for s in SAMPLES if not s[1]._schema.is_mutable]
+
+
+@pytest.mark.parametrize("sample", FUNCTIONAL_SAMPLES, ids=[s[0] for s in FUNCTIONAL_SAMPLES])
+def test_vmap(device_path, sample):
+    def batched(device):
+        # A batch of two examples, each the sample's tensors (the batching rule is what runs).
+        args, _ = sample_on(device, sample)
+        where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+        def example(*tensors):
+            merged = list(args)
+            for i, tensor in zip(where, tensors):
+                merged[i] = tensor
+            return sample[1](*merged)
+
+        return torch.vmap(example)(*[torch.stack([args[i], args[i]]) for i in where])
+
+    assert_same(batched(DEVICE), batched("cpu"), sample[0])
