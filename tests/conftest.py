@@ -202,6 +202,21 @@ def covering_operands(dtype, count, seed=0):
     return [values] + [values[torch.randperm(values.numel(), generator=generator)] for _ in range(count - 1)]
 
 
+def argument_templates(overload):
+    """The arguments of each of tests/calls.py's OPCHECK_SAMPLES of `overload`, once each, a
+    tensor's place marked None: the calls of an op that the sweeps over its declared dtypes
+    make (tests/test_cuda.py, tests/test_onnx.py)."""
+    from calls import OPCHECK_SAMPLES  # calls imports this module
+
+    templates = {}
+    for _, sampled, make_args, *_ in OPCHECK_SAMPLES:
+        if sampled is overload:
+            template = tuple(None if isinstance(a, torch.Tensor) else a for a in make_args())
+            templates[repr(template)] = template  # repr: True and 1 are one dict key
+    assert templates, f"tests/calls.py: no opcheck sample of {overload}: add one to OPCHECK_SAMPLES"
+    return list(templates.values())
+
+
 def random_counts(dtype, size, rng):
     """`size` counts of `dtype`: mostly in [0, n), some just outside, some anywhere."""
     n = model.width(dtype)

@@ -27,11 +27,11 @@ from torch._inductor.utils import run_and_get_code
 import torchops
 from calls import BAD_CALLS, OPCHECK_SAMPLES, TYPED_CALLS
 from conftest import (
-    OPERATION_IDS, OPERATIONS, as_bits, covering_operands, dtype_id, floats_from_bits, interesting_counts, interesting_values,
-    make_tensor, random_values, special_float_patterns,
+    OPERATION_IDS, OPERATIONS, argument_templates, as_bits, covering_operands, dtype_id, floats_from_bits,
+    interesting_counts, interesting_values, make_tensor, random_values, special_float_patterns,
 )
 from torchops import _triton
-from torchops._contract import FUNCTIONAL_FORM, OVERLOADS, declaration_of, op_name
+from torchops._contract import OVERLOADS, declaration_of, op_name
 
 DEVICE = os.environ.get("TORCHOPS_TEST_DEVICE", "cuda")
 pytestmark = [
@@ -77,18 +77,6 @@ def assert_same(device_result, cpu_result, what=""):
 
 # --------------------------------------------------------------------------
 # Every overload on every dtype its op declares
-
-
-def argument_templates(overload):
-    """The arguments of each of tests/calls.py's OPCHECK_SAMPLES of `overload`, once each, a
-    tensor's place marked None (the tensors are made per dtype)."""
-    templates = {}
-    for _, sampled, make_args, *_ in OPCHECK_SAMPLES:
-        if sampled is overload:
-            template = tuple(None if isinstance(a, torch.Tensor) else a for a in make_args())
-            templates[repr(template)] = template  # repr: True and 1 are one dict key
-    assert templates, f"tests/calls.py: no opcheck sample of {overload}: add one to OPCHECK_SAMPLES"
-    return list(templates.values())
 
 
 def call(overload, template, tensors):
