@@ -11,6 +11,7 @@ pytest shows the failing case and why, and exits 0 even then (1 only if it could
 
 CASES is plain data, so that pytest can import this file to list them without starting
 torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()).
+The unary ops' cases are made for each op whose schema is f(x) (UNARY), from its declaration.
 Imports nothing from tests/ (scripts/sanitize.sh runs the suite with PYTHONSAFEPATH=1).
 """
 from __future__ import annotations
@@ -36,6 +37,44 @@ def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=N
     call (0: none; None: not checked). error: (exception type name, message part) expected."""
     return dict(name=name, call=call, x=x, y=y, expect=expect, out=out, mesh=mesh, comms=comms, error=error,
                 options=options)
+
+
+def _unary_ops():
+    """The ops f(x) (and f.out(x, *, out)), from the registered schemas: a new one joins CASES
+    with the cases of _unary_cases."""
+    import torchops  # noqa: F401  (loads the library that OVERLOADS reads)
+    from torchops._contract import OVERLOADS
+
+    return tuple(dict.fromkeys(overload._schema.name.removeprefix("torchops::") for overload in OVERLOADS
+                               if [a.name for a in overload._schema.arguments] == ["x"]))
+
+
+# The ops f(x, out=None), whose calls are "<op>", "<op>_out", "api_<op>", "api_<op>_out".
+UNARY = _unary_ops()
+# The dtypes gloo's collectives take that a unary op's cases draw from, a float first.
+_GLOO_DTYPES = (f32, i32, i8, i64, u8)
+
+
+def _unary_cases(op):
+    """Each call of a unary op on shardings, uneven sizes, a replicated x, a resized out and a
+    2-D mesh, on the dtypes its declaration takes (torchops/_contract.py), cycled."""
+    from torchops._contract import DECLARATIONS
+
+    dtypes = [d for d in _GLOO_DTYPES if d in DECLARATIONS[op].dtypes]
+    assert dtypes, f"{op} takes none of gloo's dtypes {_GLOO_DTYPES}: give tests/dtensor_worker.py a case of it"
+    d = [dtypes[k % len(dtypes)] for k in range(4)]
+    return [
+        case(f"{op}_shard1", op, ((6, 4), d[0], "S1"), expect="S1"),
+        case(f"{op}_uneven", op, ((5,), d[1], "S0"), expect="S0"),
+        case(f"{op}_replicate", op, ((3, 3), d[2], "R"), expect="R"),
+        case(f"{op}_out_shard0", f"{op}_out", ((6, 4), d[0], "S0"), expect="S0"),
+        case(f"{op}_out_shard1", f"{op}_out", ((3, 5), d[3], "S1"), expect="S1"),
+        # An out of another shape is resized, as ATen resizes it (each rank its shard).
+        case(f"{op}_out_resized", f"{op}_out", ((6, 4), d[1], "S1"), expect="S1", out_shape=(2, 4)),
+        case(f"api_{op}", f"api_{op}", ((6, 4), d[1], "S0"), expect="S0"),
+        case(f"api_{op}_out", f"api_{op}_out", ((4, 6), d[2], "S1"), expect="S1"),
+        case(f"mesh2d_{op}", op, ((6, 4), d[0], "S0,R"), expect="S0,R", mesh="2x1"),
+    ]
 
 
 CASES = [
@@ -86,20 +125,8 @@ CASES = [
     # An out of another shape is resized, as ATen resizes it (each rank its shard).
     case("out_resized", "out", ((6, 4), i32, "S0"), ((4,), i32, "R"), expect="S0", out_shape=(6, 5)),
     case("scalar_out_resized", "out", ((6, 4), i32, "S1"), 2, expect="S1", out_shape=(6, 2)),
-    case("signbit_out_resized", "signbit_out", ((6, 4), f32, "S0"), expect="S0", out_shape=(2, 4)),
     case("scalar_out_shard0", "out", ((7,), i32, "S0"), 1, expect="S0", direction="RIGHT"),
     case("scalar_out_shard1", "out", ((3, 6), i64, "S1"), 5, expect="S1"),
-    # signbit, signbit.out
-    case("signbit_float_shard1", "signbit", ((6, 4), f32, "S1"), expect="S1"),
-    case("signbit_int_uneven", "signbit", ((5,), i32, "S0"), expect="S0"),
-    case("signbit_replicate", "signbit", ((3, 3), i8, "R"), expect="R"),
-    case("signbit_out_shard0", "signbit_out", ((6, 4), f32, "S0"), expect="S0"),
-    case("signbit_out_shard1", "signbit_out", ((3, 5), i64, "S1"), expect="S1"),
-    # bitwise_count, bitwise_count.out
-    case("bitwise_count_shard1", "bitwise_count", ((6, 4), i8, "S1"), expect="S1"),
-    case("bitwise_count_uneven", "bitwise_count", ((5,), i64, "S0"), expect="S0"),
-    case("bitwise_count_out_shard0", "bitwise_count_out", ((6, 4), u8, "S0"), expect="S0"),
-    case("bitwise_count_out_resized", "bitwise_count_out", ((6, 4), i32, "S1"), expect="S1", out_shape=(2, 4)),
     # The typed API (torchops.*), which calls the ops above.
     case("api_bitshift", "api_bitshift", ((6, 4), i32, "S0"), ((6, 4), i32, "S0"), expect="S0",
          direction="RIGHT", arithmetic=False),
@@ -110,10 +137,6 @@ CASES = [
     case("api_right_inplace_scalar", "api_right_", ((4, 5), i8, "S1"), 2, expect="S1"),
     case("api_bitshift_out", "api_bitshift_out", ((6, 4), i32, "S0"), ((4,), i32, "R"), expect="S0"),
     case("api_right_scalar_out", "api_right_out", ((7,), i64, "S0"), 4, expect="S0", arithmetic=False),
-    case("api_signbit", "api_signbit", ((6, 4), f32, "S0"), expect="S0"),
-    case("api_signbit_out", "api_signbit_out", ((4, 6), f32, "S1"), expect="S1"),
-    case("api_bitwise_count", "api_bitwise_count", ((6, 4), i32, "S0"), expect="S0"),
-    case("api_bitwise_count_out", "api_bitwise_count_out", ((4, 6), i8, "S1"), expect="S1"),
     # A 2-D mesh (2 x 1): placements on each mesh dim.
     case("mesh2d_shard0_replicate", "op", ((6, 4), i32, "S0,R"), ((6, 4), i32, "S0,R"), expect="S0,R", mesh="2x1"),
     case("mesh2d_replicate_shard1", "op", ((4, 6), i32, "R,S1"), ((6,), i32, "R,R"), expect="R,S1", mesh="2x1",
@@ -121,11 +144,7 @@ CASES = [
     case("mesh2d_shard0_shard1", "op", ((6, 4), i32, "S0,S1"), ((4,), i32, "R,R"), expect="S0,S1", mesh="2x1"),
     case("mesh2d_inplace", "inplace", ((6, 4), i32, "S0,R"), 3, expect="S0,R", mesh="2x1"),
     case("mesh2d_out", "out", ((4, 6), i32, "R,S1"), ((4, 6), i32, "R,S1"), expect="R,S1", mesh="2x1"),
-    case("mesh2d_signbit", "signbit", ((6, 4), f32, "S0,R"), expect="S0,R", mesh="2x1"),
-]
-
-# The ops f(x, out=None), whose cases are named "<op>", "<op>_out", "api_<op>", "api_<op>_out".
-UNARY = ("signbit", "bitwise_count")
+] + [c for op in UNARY for c in _unary_cases(op)]
 
 CASE_NAMES = [c["name"] for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
