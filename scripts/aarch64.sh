@@ -38,43 +38,35 @@ main() {
   # The CI selection, on the compiled binding's call path (the torch.ops path adds only
   # Python, the same on every architecture). Under emulation a test takes tens of times
   # longer than here, and one that starts a Python spends about 15 s in `import torch`, so
-  # it holds what a new architecture can break, whole where that is a sweep:
-  #   the kernel's answers: every 8-bit pair and Python-int count, every 16-bit value
-  #   against a dozen counts, every float16/bfloat16 pattern, every 8- and 16-bit value's bit
-  #   count; the loops' tails at every size and offset and the row driver's layouts
-  #   (test_levels, and the bit count's sizes)
-  #   the contract's examples, its errors and hostile inputs (of a test function with
-  #   more than 24 parametrizations, one in 16: beyond and one_in below)
+  # it holds what a new architecture can break, sampled (of a test function with more than 24
+  # parametrizations, one in 64 and at least one: beyond and one_in below; the others whole):
+  #   the kernel suites, the test files that carry the `kernels` marker, which .ci/run selects
+  #   by it too, so that a new op's suite joins with no edit here (the kernels' answers, every
+  #   8- and 16-bit value where a suite sweeps them, the loops' tails at every size and offset
+  #   and the row driver's layouts, the contract's examples, errors and hostile inputs); found
+  #   by grep rather than pytest's -m, which would leave out the unmarked tests named below
   #   the kernel level's names and detection (test_dispatch), the compiled binding, the
   #   fake kernels and opcheck, TorchScript, and a compiled graph (the generated C++,
   #   compiled for aarch64)
+  kernel_suites=($(grep -l 'pytest\.mark\.kernels' tests/test_*.py))
   selection=(
-    tests/test_bitshift.py::test_every_8bit_pair tests/test_bitshift.py::test_every_8bit_value_with_python_int_counts
-    tests/test_bitshift.py::test_every_16bit_value_with_interesting_tensor_counts
-    tests/test_bitshift.py::test_every_16bit_value_with_python_int_counts tests/test_signbit.py
-    tests/test_levels.py::test_tensor_counts_at_every_size_and_offset tests/test_levels.py::test_layouts_through_the_row_driver
-    tests/test_levels.py::test_signbit_layouts_through_the_row_driver tests/test_levels.py::test_the_vectorized_model_is_the_scalar_one
-    tests/test_spec_examples.py tests/test_errors.py tests/test_hostile.py tests/test_dispatch.py
-    tests/test_binding.py tests/test_torch_integration.py::test_opcheck
-    tests/test_torch_integration.py::test_fake_kernel_output_metadata_matches_real
+    "${kernel_suites[@]}" tests/test_dispatch.py tests/test_binding.py
+    tests/test_torch_integration.py::test_opcheck tests/test_torch_integration.py::test_fake_kernel_output_metadata_matches_real
     tests/test_torchscript.py::test_typed_api_scripted_gives_the_models_answers_and_eagers
     tests/test_torchscript.py::test_typed_api_scripted_on_every_8bit_pair
     tests/test_inductor.py::test_direction_spellings_and_paddle_names
-    tests/test_bitwise_count.py::test_every_value_of_the_small_dtypes
-    tests/test_bitwise_count.py::test_sizes_around_the_vector_widths
   )
   # test_binding's tests that start a Python to check what an import does (the same Python
   # code on every architecture) are left to the larger selection.
   slow="test_torchops_call_path_environment_variable or test_without_the_binding_module_torchops_works_through_torch_ops"
   slow="not ($slow or test_import_torchops_does_not_import_dynamo_and_compile_still_works)"
   beyond=24
-  one_in=16
+  one_in=64
   # The larger selection: the same suites whole (sampled and on the binding's path as
   # above), compiled graphs included; what needs a GPU, ONNX, C++ programs built for the
   # host (test_deploy, test_onnx, test_packaging) or gigabytes (test_huge) is left out.
-  wide=(tests/test_bitshift.py tests/test_signbit.py tests/test_levels.py tests/test_spec_examples.py
-        tests/test_errors.py tests/test_hostile.py tests/test_dispatch.py tests/test_binding.py
-        tests/test_torch_integration.py tests/test_torchscript.py tests/test_inductor.py tests/test_bitwise_count.py)
+  wide=("${kernel_suites[@]}" tests/test_dispatch.py tests/test_binding.py tests/test_torch_integration.py
+        tests/test_torchscript.py tests/test_inductor.py)
 
   pins=$(grep '^torch==' requirements-torch.txt)
   pin=$(head -n 1 <<<"$pins")
