@@ -217,6 +217,46 @@ def argument_templates(overload):
     return list(templates.values())
 
 
+@functools.cache
+def declared_functional_calls():
+    """(overload, dtype, argument template): every functional overload (the writing ones
+    share its translations and lowerings), on every dtype its op declares
+    (torchops/_contract.py), with the arguments of each of its samples: the calls with which
+    tests/test_onnx.py and tests/test_inductor.py check every op with no edit of theirs."""
+    from torchops._contract import OVERLOADS, declaration_of
+
+    return [(overload, dtype, template) for overload in OVERLOADS if not overload._schema.is_mutable
+            for dtype in declaration_of(overload).dtypes for template in argument_templates(overload)]
+
+
+class Calls(torch.nn.Module):
+    """`calls`, (overload, dtype, argument template) each, on the inputs that `starts` gives
+    for (dtype, number of tensor operands): covering_operands."""
+
+    def __init__(self, calls, starts):
+        super().__init__()
+        self.calls, self.starts = calls, starts
+
+    def forward(self, *inputs):
+        outputs = []
+        for overload, dtype, template in self.calls:
+            start = self.starts[dtype, template.count(None)]
+            operands = iter(inputs[start:start + template.count(None)])
+            outputs.append(overload(*[next(operands) if a is None else a for a in template]))
+        return tuple(outputs)
+
+
+def calls_and_inputs(calls, tail=0):
+    """A Calls model of `calls` and its inputs (covering_operands, each with its first `tail`
+    elements repeated at its end: an odd length leaves a vector loop a tail)."""
+    starts, inputs = {}, []
+    for _, dtype, template in calls:
+        if (dtype, template.count(None)) not in starts:
+            starts[dtype, template.count(None)] = len(inputs)
+            inputs += [torch.cat([t, t[:tail]]) for t in covering_operands(dtype, template.count(None))]
+    return Calls(calls, starts), tuple(inputs)
+
+
 def random_counts(dtype, size, rng):
     """`size` counts of `dtype`: mostly in [0, n), some just outside, some anywhere."""
     n = model.width(dtype)

@@ -34,6 +34,8 @@ from conftest import (
     SAMPLED,
     UNSIGNED_DTYPES,
     assert_same_tensors,
+    calls_and_inputs,
+    declared_functional_calls,
     dtype_id,
     expected_shift,
     interesting_counts,
@@ -328,6 +330,21 @@ def test_bitwise_count(dtype, level, rng):
         result = compiled(bitwise_count_and_neighbours, dynamic, level)(x)
         assert_same_tensors(result, bitwise_count_and_neighbours(x))
         np.testing.assert_array_equal(result[0].numpy(), np.bitwise_count(x.numpy()))
+
+
+# --------------------------------------------------------------------------------------
+# Every op: every functional overload on every dtype its op declares, with the arguments of
+# each of its samples (conftest.declared_functional_calls), on operands that cover the dtype.
+# A new op's lowering is checked here, and under UBSan at the scalar level
+# (test_generated_code_has_no_undefined_behaviour), with no edit of this file.
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_functional_overload_on_every_declared_dtype(level):
+    calls = declared_functional_calls()
+    module, inputs = calls_and_inputs(calls, tail=TAIL)
+    got, expected = compiled(module, False, level)(*inputs), module(*inputs)
+    assert len(got) == len(expected) == len(calls)
+    for (overload, dtype, template), g, e in zip(calls, got, expected):
+        assert_same_tensors([g], [e], what=f"{overload}{template} on {dtype_id(dtype)} at Inductor's {level} level")
 
 
 # --------------------------------------------------------------------------------------
@@ -647,7 +664,7 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
     compiler.write_text('#!/bin/sh\nexec "${CXX:-g++}" "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
     compiler.chmod(0o755)
     env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
-    selection = "scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place)"
+    selection = "scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place or every_functional)"
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
         env=env, capture_output=True, text=True, timeout=1800,

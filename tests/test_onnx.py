@@ -28,16 +28,16 @@ import onnx.helper  # noqa: E402
 
 import torchops  # noqa: E402
 import torchops.onnx  # noqa: E402
-from torchops._contract import OVERLOADS, declaration_of, op_name  # noqa: E402
+from torchops._contract import op_name  # noqa: E402
 from conftest import (  # noqa: E402
     FLOAT_DTYPES,
     INT_DTYPES,
     OPERATIONS,
     SIGNED_DTYPES,
-    argument_templates,
     as_bits,
     assert_same_tensors,
-    covering_operands,
+    calls_and_inputs,
+    declared_functional_calls,
     dtype_id,
     every_8bit_pair,
     floats_from_bits,
@@ -328,45 +328,12 @@ def test_below_opset_28_every_bitshift_count_is_in_range(opset):
 # every functional overload on every dtype its op declares
 
 
-class Calls(torch.nn.Module):
-    """`calls`, (overload, dtype, argument template) each, on the inputs that `starts` gives
-    for (dtype, number of tensor operands): conftest.covering_operands."""
-
-    def __init__(self, calls, starts):
-        super().__init__()
-        self.calls, self.starts = calls, starts
-
-    def forward(self, *inputs):
-        outputs = []
-        for overload, dtype, template in self.calls:
-            start = self.starts[dtype, template.count(None)]
-            operands = iter(inputs[start:start + template.count(None)])
-            outputs.append(overload(*[next(operands) if a is None else a for a in template]))
-        return tuple(outputs)
-
-
-def calls_and_inputs(calls):
-    """A Calls model of `calls` and its inputs."""
-    starts, inputs = {}, []
-    for _, dtype, template in calls:
-        if (dtype, template.count(None)) not in starts:
-            starts[dtype, template.count(None)] = len(inputs)
-            inputs += covering_operands(dtype, template.count(None))
-    return Calls(calls, starts), tuple(inputs)
-
-
-# Every functional overload (the writing ones are translated as theirs), every dtype its op
-# declares (torchops/_contract.py), the arguments of each of its samples (tests/calls.py).
-FUNCTIONAL_CALLS = [(overload, dtype, template) for overload in OVERLOADS if not overload._schema.is_mutable
-                    for dtype in declaration_of(overload).dtypes for template in argument_templates(overload)]
-
-
 @pytest.mark.parametrize("opset", SHIFT_OPSETS)
 def test_every_functional_overload_on_every_declared_dtype_is_exact(opset):
     # A call that the translation refuses at this opset (NotImplementedError, naming the op
     # and the dtype: float signbit below 26) is taken out, and the rest exported; at the
     # highest opset every call must be translated.
-    calls, refused = list(FUNCTIONAL_CALLS), []
+    calls, refused = list(declared_functional_calls()), []
     while True:
         model, inputs = calls_and_inputs(calls)
         try:
