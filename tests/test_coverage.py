@@ -6,6 +6,7 @@ what it covers, so a new op that misses one fails the test of that integration, 
 the overload and the file to add it to (docs/internals.md has the whole recipe). The last
 test hands each check an op that no integration knows, so that none can pass by accident.
 """
+import re
 import pytest
 import torch
 
@@ -101,3 +102,13 @@ def test_each_check_names_an_op_it_does_not_cover(integration, unknown_op):
             library._destroy()
         return
     assert _missing(integration, [unknown_op]) == f"{unknown_op}: no {integration} ({where})"
+
+
+def test_an_op_without_a_declaration_is_named_with_the_file(unknown_op):
+    # A new op's overloads before its declaration: the fake kernels, batching and sharding
+    # rules are made from it, so importing torchops stops here, saying where it goes.
+    from torchops._contract import declaration_of
+
+    with pytest.raises(KeyError, match=re.escape(
+            "torchops_coverage_probe.rotate is registered and has no declaration: add it to torchops/_contract.py's DECLARATIONS")):
+        declaration_of(unknown_op)

@@ -174,3 +174,17 @@ def test_import_refuses_a_library_built_for_another_torch_release(tmp_path):
     assert result.returncode != 0
     assert (f"is for another torch release. It was built against torch {torch.__version__}; this process runs "
             "torch 2.99.0+cpu. Rebuild with") in result.stderr, result.stderr
+
+
+def test_a_library_that_does_not_load_for_this_torch_says_it_is_incomplete(monkeypatch):
+    # A library built against the running torch that still fails to load (an undefined symbol:
+    # a function declared and never defined) is not a release mismatch: no "Rebuild against".
+    from torchops import _library
+
+    def load_library(path):
+        raise OSError(f"{path}: undefined symbol: _ZN8torchops3cpu10bit_lengthERKN2at6TensorE")
+
+    monkeypatch.setattr(torch.ops, "load_library", load_library)
+    with pytest.raises(ImportError, match="undefined symbol: .*It was built against this torch release") as info:
+        _library.load()
+    assert "Rebuild" not in str(info.value)

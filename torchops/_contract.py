@@ -146,7 +146,11 @@ def op_name(overload) -> str:
 
 def declaration_of(overload) -> Pointwise:
     """The declaration of the op an overload belongs to (``bitshift_.Scalar``: bitshift's)."""
-    return DECLARATIONS[overload._schema.name.removeprefix("torchops::").removesuffix("_")]
+    name = overload._schema.name.removeprefix("torchops::").removesuffix("_")
+    if name not in DECLARATIONS:
+        raise KeyError(f"{overload._schema.name.replace('::', '.')} is registered and has no declaration: add it "
+                       "to torchops/_contract.py's DECLARATIONS")
+    return DECLARATIONS[name]
 
 
 def _check_dtype(op: str, arg: str, dtype: torch.dtype, accepted: tuple, what: str) -> None:

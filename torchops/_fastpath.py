@@ -86,16 +86,22 @@ def _signature_text(function: Callable) -> str:
                            for i, name in enumerate(names)) + ")"
 
 
-def check_declarations(declared: dict[str, Callable]) -> None:
-    """Raises ImportError unless each typed function's twin, compiled entry and TorchScript
-    signatures (its ``@overload`` stubs) have the parameters of its declaration in
-    torchops.ops: names, order and defaults. Their bodies must differ; their signatures
-    are written beside them, and held to the declaration here, at every import."""
+def check_declarations(module_globals: dict) -> None:
+    """Raises ImportError unless each compiled entry has its typed function in torchops.ops
+    (``module_globals``) and each typed function's twin, compiled entry and TorchScript
+    signatures (its ``@overload`` stubs) have the parameters of its declaration there:
+    names, order and defaults. Their bodies must differ; their signatures are written beside
+    them, and held to the declaration here, at every import."""
     from torch import _jit_internal
 
+    missing = [name for name in FUNCTIONS if name not in module_globals]
+    if missing:
+        raise ImportError(f"torchops: the binding has an entry for {', '.join(missing)} and torchops/ops.py declares "
+                          "no such function: declare it there (its signature, docstring and TorchScript body)")
     # TorchScript's registry of the stubs (private; a torch without it has no stubs to check).
     stubs_of = getattr(_jit_internal, "_get_fn_overloads", lambda name: None)
-    for name, function in declared.items():
+    for name in FUNCTIONS:
+        function = module_globals[name]
         want = _signature_text(function)
         others = {"twin": _signature_text(_TWINS[name]),
                   "compiled entry": getattr(FUNCTIONS[name], "__text_signature__", None) or _signature_text(FUNCTIONS[name])}

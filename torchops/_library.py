@@ -43,5 +43,9 @@ def load() -> str:
     try:
         torch.ops.load_library(path)
     except OSError as error:
+        if built_with and release(built_with) == release(torch.__version__):
+            # Not a mismatch of releases: the library itself lacks something (an undefined
+            # symbol is a function its sources declare and none defines).
+            running = f"It was built against this torch release ({built_with}), and is incomplete."
         raise ImportError(f"torchops: could not load {path}: {error}. {running}") from error
     return path

@@ -355,5 +355,5 @@ def cpu_capability() -> str:
 
 # The twins, the compiled entries and the TorchScript signatures are held to the declarations
 # above, and torch.compile traces each function's twin in its place (torchops/_fastpath.py).
-_fastpath.check_declarations({name: globals()[name] for name in _fastpath.FUNCTIONS})
+_fastpath.check_declarations(globals())
 _fastpath.compile_as_twins({name: globals()[name] for name in _fastpath.FUNCTIONS})
