@@ -1,8 +1,9 @@
-"""torchops: bit shifts (left, arithmetic right, logical right) and signbit as PyTorch operators.
+"""torchops: bit operations as PyTorch operators: shifts (left, arithmetic right, logical
+right), signbit, bit counts.
 
-The rules are stated in docs/semantics.md. The operators are registered as
-``torch.ops.torchops.bitshift``, ``bitshift_`` and ``signbit`` (with their overloads);
-the functions below are their typed Python API. For C++ programs, exported models and
+The rules are stated in docs/semantics.md. The operators are registered under
+``torch.ops.torchops`` (``bitshift``, ``bitshift_``, ``signbit``, ``bitwise_count``, ...,
+with their overloads); the functions below are their typed Python API. For C++ programs, exported models and
 DTensors see docs/deploy.md.
 """
 import os
