@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchops
-from calls import OPCHECK_SAMPLES
+from calls import OPCHECK_SAMPLES, TYPED_CALLS
 
 op = torch.ops.torchops
 B = 5
@@ -348,17 +348,14 @@ def test_typed_api_under_vmap():
     gen = torch.Generator().manual_seed(10)
     x = rand((B, 3, 4), torch.int32, gen)
     y = counts((4, B), torch.int32, gen)
-    functions = {
-        "bitshift": lambda a, b: torchops.bitshift(a, b, "RIGHT", False),
-        "bitwise_left_shift": lambda a, b: torchops.bitwise_left_shift(a, b),
-        "bitwise_right_shift": lambda a, b: torchops.bitwise_right_shift(a, 3, is_arithmetic=False),
-        "int x": lambda a, b: torchops.bitwise_left_shift(1, b),
-        "signbit": lambda a, b: torchops.signbit(a),
-        "bitwise_count": lambda a, b: torchops.bitwise_count(a),
-    }
+    floats = torch.randn((B, 3, 4), generator=gen)
+    # Every form of every typed function (tests/calls.py's TYPED_CALLS: a new op's join with
+    # no edit here), and an int x.
+    functions = {name: call for name, call, _ in TYPED_CALLS}
+    functions["int x"] = lambda a, b, f: torchops.bitwise_left_shift(1, b)
     for name, f in functions.items():
-        got = torch.vmap(f, in_dims=(0, 1))(x, y)
-        want = torch.stack([f(x[i], y[:, i]) for i in range(B)])
+        got = torch.vmap(f, in_dims=(0, 1, 0))(x, y, floats)
+        want = torch.stack([f(x[i], y[:, i], floats[i]) for i in range(B)])
         assert got.dtype == want.dtype and torch.equal(got, want), name
     want = torch.stack([torchops.bitwise_right_shift(x[i], y[:, i]) for i in range(B)])
     got = x.clone()
