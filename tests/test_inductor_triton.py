@@ -16,8 +16,8 @@ import torch
 
 import model
 from conftest import (
-    FLOAT_DTYPES, INT_DTYPES, dtype_id, floats_from_bits, interesting_counts, interesting_values, make_tensor,
-    random_values, special_float_patterns,
+    FLOAT_DTYPES, INT_DTYPES, assert_same_tensors, calls_and_inputs, declared_functional_calls, dtype_id,
+    floats_from_bits, interesting_counts, interesting_values, make_tensor, random_values, special_float_patterns,
 )
 
 pytest.importorskip("triton")
@@ -144,3 +144,15 @@ def test_bitwise_count(dtype, rng, out_of_range_shifts):
     expected = torch.from_numpy(np.bitwise_count(x.numpy()))
     for result, wanted in zip((got[0], out, got[1]), (expected, expected, expected[1:] + 1)):
         assert result.dtype == torch.uint8 and torch.equal(result, wanted)
+
+
+def test_every_functional_overload_on_every_declared_dtype(out_of_range_shifts):
+    # Every op's lowering in Triton, with no edit here: every functional overload on every dtype
+    # its op declares, with the arguments of each of its samples (tests/calls.py), on operands
+    # that cover the dtype (conftest.declared_functional_calls), against eager.
+    calls = declared_functional_calls()
+    module, inputs = calls_and_inputs(calls)
+    got, expected = compile_and_run(module, inputs, out_of_range_shifts), module(*inputs)
+    assert len(got) == len(expected) == len(calls)
+    for (overload, dtype, template), g, e in zip(calls, got, expected):
+        assert_same_tensors([g], [e], what=f"{overload}{template} on {dtype_id(dtype)} in Triton")
