@@ -1,6 +1,6 @@
-// torchops::bitwise_count's entries, CPU and device-generic, and its composite loop: its check
-// of x and its kernels; the rest is csrc/ops/unary.h's (and the shared checks, checks.h). The rules:
-// docs/semantics.md.
+// torchops::bitwise_count's entries, CPU and device-generic, and its composite loop: its
+// kernels (its check of x is checks.h's check_integer_or_bool_input); the rest is
+// csrc/ops/unary.h's. The rules: docs/semantics.md.
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -15,15 +15,6 @@ namespace torchops {
 namespace {
 
 constexpr const char* kBitwiseCountOp = "torchops.bitwise_count";
-
-// x: defined, of an integer dtype or bool; the CPU and device-generic entries share it, and
-// torchops/_contract.py's declaration says it in the same words for the fake kernels.
-void check_bitwise_count_input(const at::Tensor& x) {
-  check_defined(kBitwiseCountOp, "x", x);
-  const at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK_TYPE(is_shift_dtype(dtype) || dtype == at::kBool, kBitwiseCountOp,
-                   ": x must be an integer or bool tensor (", kShiftDtypeNames, ", bool), got ", dtype_name(dtype));
-}
 
 // out[i] = the number of 1 bits of x[i] (of |x[i]| for a signed dtype), for the rows of
 // contiguous elements of `dtype`.
@@ -41,7 +32,7 @@ void bitwise_count_rows(at::ScalarType dtype, const void* x, void* out, const Ro
   active_kernels().bitwise_count(static_cast<int>(at::elementSize(dtype)), at::isSignedType(dtype), x, counts, rows);
 }
 
-constexpr UnaryOp kBitwiseCount{kBitwiseCountOp, at::kByte, &check_bitwise_count_input, &bitwise_count_rows,
+constexpr UnaryOp kBitwiseCount{kBitwiseCountOp, at::kByte, &check_integer_or_bool_input, &bitwise_count_rows,
                                 &op::bitwise_count_loop};
 
 }  // namespace

@@ -112,12 +112,19 @@ bool sign_in_top_bit(at::ScalarType dtype) {
   }
 }
 
-void check_signbit_input(const at::Tensor& x) {
-  check_defined(kSignbitOp, "x", x);
+void check_signbit_input(const char* op_name, const at::Tensor& x) {
+  check_defined(op_name, "x", x);
   const at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, kSignbitOp,
+  TORCH_CHECK_TYPE(sign_in_top_bit(dtype) || is_unsigned_integer(dtype) || dtype == at::kBool, op_name,
                    ": x must be a float16, bfloat16, float32, float64, integer or bool tensor, got ",
                    dtype_name(dtype));
+}
+
+void check_integer_or_bool_input(const char* op_name, const at::Tensor& x) {
+  check_defined(op_name, "x", x);
+  const at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK_TYPE(is_shift_dtype(dtype) || dtype == at::kBool, op_name, ": x must be an integer or bool tensor (",
+                   kShiftDtypeNames, ", bool), got ", dtype_name(dtype));
 }
 
 }  // namespace torchops

@@ -107,7 +107,10 @@ uint64_t scalar_count(const char* op_name, const at::Scalar& y);
 // IEEE floats and signed integers keep their sign in the top bit of the element.
 bool sign_in_top_bit(at::ScalarType dtype);
 
-// signbit's x: defined, of a dtype that has a sign bit (or none: unsigned, bool).
-void check_signbit_input(const at::Tensor& x);
+// The x of a unary op (csrc/ops/unary.h), named `op_name`: defined, and of a dtype it takes.
+// signbit's: a dtype that has a sign bit (or none: unsigned, bool).
+void check_signbit_input(const char* op_name, const at::Tensor& x);
+// An integer or bool dtype (bitwise_count's).
+void check_integer_or_bool_input(const char* op_name, const at::Tensor& x);
 
 }  // namespace torchops

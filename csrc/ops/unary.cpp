@@ -54,7 +54,7 @@ void run_contiguous(const UnaryOp& op, const at::Tensor& out, const at::Tensor& 
 namespace cpu {
 
 at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
-  op.check_x(x);
+  op.check_x(op.name, x);
   if (direct(x)) {
     at::Tensor out = at::detail::empty_cpu(x.sizes(), op.result_dtype);
     run_contiguous(op, out, x);
@@ -67,7 +67,7 @@ at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
 }
 
 at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
-  op.check_x(x);
+  op.check_x(op.name, x);
   check_out_dtype(op.name, out, op.result_dtype);
   check_writable(op.name, "out", out);
   if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
@@ -85,7 +85,7 @@ namespace composite {
 
 at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   check_strided(op.name, {{"x", &x}});
-  op.check_x(x);
+  op.check_x(op.name, x);
   at::Tensor out = output_for(op.name, at::Tensor(), {&x}, op.result_dtype, /*resize=*/true);
   op.loop().call(out, x);
   return out;
@@ -94,7 +94,7 @@ at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
 at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
   check_strided(op.name, {{"x", &x}, {"out", &out}});
   check_same_device(op.name, x, {{"out", &out}});
-  op.check_x(x);
+  op.check_x(op.name, x);
   check_out_dtype(op.name, out, op.result_dtype);
   check_writable(op.name, "out", out);
   output_for(op.name, out, {&x}, op.result_dtype, /*resize=*/true);

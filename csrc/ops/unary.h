@@ -24,8 +24,9 @@ struct UnaryOp {
   const char* name;
   // The result's dtype, whatever x's.
   at::ScalarType result_dtype;
-  // The op's checks of x, in the op's words: defined, then of a dtype the op takes.
-  void (*check_x)(const at::Tensor& x);
+  // The op's checks of x, named by `op_name` (this op's name): defined, then of a dtype the op
+  // takes (csrc/ops/checks.h has those that several ops make).
+  void (*check_x)(const char* op_name, const at::Tensor& x);
   // The CPU kernel: the results, of result_dtype, of `rows` (rows.x_stride and
   // rows.out_stride apart, rows.n > 0) of contiguous elements of x's dtype.
   void (*cpu_rows)(at::ScalarType dtype, const void* x, void* out, const Rows& rows);
