@@ -272,12 +272,8 @@ void bitwise_count_avx2(int width, bool is_signed, const void* x, uint8_t* out, 
 }
 
 constinit const KernelTable kernel_table = [] {
-  KernelTable table = portable_table();
-  table.shift = &shift_simd;
-  table.shift_by_scalar = &shift_by_scalar_simd;
-  table.shift_by_row_count = &shift_by_row_count_simd;
+  KernelTable table = simd_table();
   table.signbit = &signbit_avx2;
-  table.strided_shift_in_place = &strided_shift_in_place_simd;
   table.bitwise_count = &bitwise_count_avx2;
   return table;
 }();

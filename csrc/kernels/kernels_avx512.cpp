@@ -193,12 +193,8 @@ void bitwise_count_avx512(int width, bool is_signed, const void* x, uint8_t* out
 
 // A constant, so that avx512_bitalg's table can start from it.
 constexpr KernelTable kTable = [] {
-  KernelTable table = portable_table();
-  table.shift = &shift_simd;
-  table.shift_by_scalar = &shift_by_scalar_simd;
-  table.shift_by_row_count = &shift_by_row_count_simd;
+  KernelTable table = simd_table();
   table.signbit = &signbit_avx512;
-  table.strided_shift_in_place = &strided_shift_in_place_simd;
   table.bitwise_count = &bitwise_count_avx512;
   return table;
 }();

@@ -222,3 +222,14 @@ void shift_by_row_count_simd(ShiftOp op, int width, const void* x, const void* c
 // (docs/performance.md, "Kernel levels and dispatch"); AVX-512 takes the AVX2 rule, measured
 // on no AVX-512 CPU.
 bool strided_shift_in_place_simd(int width, int64_t step) { return width >= 4 && step <= 64; }
+
+// A vector level's table before its own entries: the portable one (kernels_impl.h) with this
+// header's shifts and strided rule.
+constexpr KernelTable simd_table() {
+  KernelTable table = portable_table();
+  table.shift = &shift_simd;
+  table.shift_by_scalar = &shift_by_scalar_simd;
+  table.shift_by_row_count = &shift_by_row_count_simd;
+  table.strided_shift_in_place = &strided_shift_in_place_simd;
+  return table;
+}
