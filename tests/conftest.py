@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from hypothesis import HealthCheck, settings
 
 # Make `import model` / `from conftest import ...` work whatever pytest's
@@ -215,6 +216,19 @@ def argument_templates(overload):
             templates[repr(template)] = template  # repr: True and 1 are one dict key
     assert templates, f"tests/calls.py: no opcheck sample of {overload}: add one to OPCHECK_SAMPLES"
     return list(templates.values())
+
+
+class DispatchRecorder(TorchDispatchMode):
+    """Records every torchops overload the dispatcher hands to Python modes while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace == "torchops":
+            self.seen.append(func)
+        return func(*args, **(kwargs or {}))
 
 
 @functools.cache

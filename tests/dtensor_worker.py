@@ -39,18 +39,11 @@ def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=N
                 options=options)
 
 
-def _unary_ops():
-    """The ops f(x) (and f.out(x, *, out)), from the registered schemas: a new one joins CASES
-    with the cases of _unary_cases."""
-    import torchops  # noqa: F401  (loads the library that OVERLOADS reads)
-    from torchops._contract import OVERLOADS
+# The ops f(x, out=None) (torchops/_contract.py's UNARY_OPS, read from the registered schemas),
+# whose calls are "<op>", "<op>_out", "api_<op>", "api_<op>_out": a new one joins CASES with
+# the cases of _unary_cases.
+from torchops._contract import UNARY_OPS as UNARY  # noqa: E402  (imports torchops, which loads the library)
 
-    return tuple(dict.fromkeys(overload._schema.name.removeprefix("torchops::") for overload in OVERLOADS
-                               if [a.name for a in overload._schema.arguments] == ["x"]))
-
-
-# The ops f(x, out=None), whose calls are "<op>", "<op>_out", "api_<op>", "api_<op>_out".
-UNARY = _unary_ops()
 # The dtypes gloo's collectives take that a unary op's cases draw from, a float first.
 _GLOO_DTYPES = (f32, i32, i8, i64, u8)
 

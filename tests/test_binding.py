@@ -22,13 +22,12 @@ import numpy as np
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchops
 from torchops import _fastpath, _twins as twins, ops
 
 from calls import TYPED_CALLS as CALLS
-from conftest import make_tensor
+from conftest import DispatchRecorder, make_tensor
 
 pytestmark = pytest.mark.python_layers
 
@@ -226,19 +225,6 @@ def test_fake_tensor_mode_raises_the_eager_error():
     with FakeTensorMode() as mode:
         with pytest.raises(TypeError, match="torchops.bitshift: x must be an integer tensor"):
             torchops.bitshift(mode.from_tensor(_floats()), 1, "LEFT")
-
-
-class DispatchRecorder(TorchDispatchMode):
-    """Records every torchops op the dispatcher hands to Python modes."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.namespace == "torchops":
-            self.seen.append(func)
-        return func(*args, **(kwargs or {}))
 
 
 def _sparse(x, c, f):

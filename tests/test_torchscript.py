@@ -12,7 +12,6 @@ from typing import Optional
 import pytest
 import torch
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchops
 from torchops import ops
@@ -21,7 +20,7 @@ from torchops._contract import OVERLOADS
 import model
 from calls import TYPED_CALLS
 from conftest import (
-    ONLY_TORCHSCRIPT_DEPRECATIONS, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor,
+    ONLY_TORCHSCRIPT_DEPRECATIONS, DispatchRecorder, assert_same_tensors, every_8bit_pair, floats_from_bits, make_tensor,
     special_float_patterns,
 )
 
@@ -206,19 +205,6 @@ def scripted_typed_calls(tmp_path_factory):
         sys.modules.pop(spec.name, None)
 
 
-class _OverloadRecorder(TorchDispatchMode):
-    """Records the torchops overloads dispatched while it is active, as str(overload) names them."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.namespace == "torchops":
-            self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
 def _reached(scripted_row) -> list[str]:
     """What a scripted row calls: the typed function ("torchops.signbit"), read from its graph,
     and the overloads it dispatches when it runs (its graph holds every overload the function's
@@ -230,9 +216,9 @@ def _reached(scripted_row) -> list[str]:
         type_name = str(node.output().type()) if node.kind() == "prim::Constant" and node.outputsSize() == 1 else ""
         if type_name.startswith("__torch__.torchops.ops."):
             functions.append("torchops." + type_name.rpartition(".")[2])
-    with _OverloadRecorder() as recorder:
+    with DispatchRecorder() as recorder:
         scripted_row(*_inputs())
-    return functions + recorder.seen
+    return functions + [str(overload) for overload in recorder.seen]
 
 
 def _unreached(reached_by_rows) -> list[str]:
