@@ -236,7 +236,8 @@ def declared_functional_calls():
     """(overload, dtype, argument template): every functional overload (the writing ones
     share its translations and lowerings), on every dtype its op declares
     (torchops/_contract.py), with the arguments of each of its samples: the calls with which
-    tests/test_onnx.py and tests/test_inductor.py check every op with no edit of theirs."""
+    tests/test_onnx.py, tests/test_inductor.py and tests/test_inductor_triton.py check every op
+    with no edit of theirs."""
     from torchops._contract import OVERLOADS, declaration_of
 
     return [(overload, dtype, template) for overload in OVERLOADS if not overload._schema.is_mutable
