@@ -72,10 +72,10 @@ bool no_torch_function_handling() {
   return !at::impl::torch_function_mode_enabled() && !at::impl::PythonTorchFunctionTLS::peek_skip_next();
 }
 
-// A torch.Tensor, not a subclass, of the strided layout: another layout (sparse) reaches
-// the op's device-generic kernel, which refuses it; the twin says that error as its own.
+// A torch.Tensor, not a subclass. A tensor of another layout (sparse) is called as any other:
+// it reaches the op's device-generic entry, which refuses it in the words the twin would.
 bool plain_tensor(PyObject* object) {
-  return THPVariable_CheckExact(object) && THPVariable_Unpack(object).layout() == c10::kStrided;
+  return THPVariable_CheckExact(object);
 }
 
 bool absent_or_none(PyObject* object) {

@@ -5,6 +5,11 @@
 
 #include "overloads.h"
 
+// A definition that ops.h does not declare is an error (it would be hidden from programs:
+// the library is built with -fvisibility=hidden, and only ops.h's TORCHOPS_API exports).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wmissing-declarations"
+
 namespace torchops {
 
 at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, std::string_view direction, bool arithmetic) {
@@ -33,10 +38,7 @@ const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const
   return op::bitshift_scalar_out().call(x, y, direction, arithmetic, op::writable(out));
 }
 
-// A unary op's two functions, from its row in csrc/overloads.h. A definition that ops.h does
-// not declare is an error here (it would be hidden from programs: only TORCHOPS_API exports).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic error "-Wmissing-declarations"
+// A unary op's two functions, from its row in csrc/overloads.h.
 #define TORCHOPS_DEFINE_UNARY(X, name)                                           \
   at::Tensor name(const at::Tensor& x) {                                        \
     return op::name().call(x);                                                  \
@@ -46,6 +48,7 @@ const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const
   }
 TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_DEFINE_UNARY, )
 #undef TORCHOPS_DEFINE_UNARY
-#pragma GCC diagnostic pop
 
 }  // namespace torchops
+
+#pragma GCC diagnostic pop

@@ -227,6 +227,42 @@ def test_fake_tensor_mode_raises_the_eager_error():
             torchops.bitshift(mode.from_tensor(_floats()), 1, "LEFT")
 
 
+def _python_code_run(call) -> set:
+    """The code objects of the Python functions that run during call() (sys.setprofile sees
+    every call)."""
+    codes = set()
+
+    def record(frame, event, arg):
+        if event == "call":
+            codes.add(frame.f_code)
+
+    sys.setprofile(record)
+    try:
+        call()
+    except Exception:
+        pass
+    finally:
+        sys.setprofile(None)
+    return codes
+
+
+@pytest.mark.parametrize("name, call", [
+    ("bitwise_left_shift", lambda s: torchops.bitwise_left_shift(s, 1)),
+    ("bitshift", lambda s: torchops.bitshift(torch.ones(2, 2, dtype=torch.int32), s, "LEFT")),
+    ("bitwise_count", lambda s: torchops.bitwise_count(s)),
+], ids=["x", "y", "unary x"])
+def test_a_sparse_tensor_is_the_bindings_own_call(name, call):
+    # The op refuses another layout in the twin's words, so the binding sends it to the op
+    # itself instead of to the twin (the refusal: FAILING_CALLS' "a sparse x").
+    if _fastpath.call_path() != "binding":
+        pytest.skip("the compiled binding is not in use")
+    sparse = torch.tensor([[1, 0], [0, 2]], dtype=torch.int32).to_sparse()
+    twin = twins.TWINS[name].__code__
+    assert twin not in _python_code_run(lambda: call(sparse))
+    # The same observation sees the twin run for a call the binding leaves to it (a float count).
+    assert twins.TWINS["bitshift"].__code__ in _python_code_run(lambda: torchops.bitshift(sparse, 1.5, "LEFT"))
+
+
 def _sparse(x, c, f):
     return torchops.bitwise_left_shift(x.to_sparse(), c)
 

@@ -157,7 +157,9 @@ def _check_dtype(op: str, arg: str, dtype: torch.dtype, accepted: tuple, what: s
     torch._check_type(dtype in accepted, lambda: f"{op}: {arg} must be {what}, got {dtype_name(dtype)}")
 
 
-def _shift_result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
+def _shift_result_type(op: str, x: Tensor, y: Tensor, python_int_counts: bool) -> torch.dtype:
+    """torch.result_type(x, y), or the C++ entries' error (csrc/ops/checks.h's
+    shift_result_type), whose advice names a Python-int count only for an op that takes one."""
     _check_dtype(op, "x", x.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
     _check_dtype(op, "y", y.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
     try:
@@ -165,8 +167,8 @@ def _shift_result_type(op: str, x: Tensor, y: Tensor) -> torch.dtype:
     except RuntimeError:
         raise TypeError(
             f"{op}: x ({dtype_name(x.dtype)}) and y ({dtype_name(y.dtype)}) have no common dtype (PyTorch promotes "
-            f"uint16, uint32 and uint64 only with their own dtype); shift by y.to(torch.{dtype_name(x.dtype)}), or by "
-            "a Python int"
+            f"uint16, uint32 and uint64 only with their own dtype); shift by y.to(torch.{dtype_name(x.dtype)})"
+            + (", or by a Python int" if python_int_counts else "")
         ) from None
 
 
@@ -183,7 +185,7 @@ def _scalar_dtype_name(y) -> str:
 
 def _check_bitshift(op: str, x: Tensor, y, direction: str, arithmetic: bool = True) -> torch.dtype:
     if isinstance(y, Tensor):
-        dtype = _shift_result_type(op, x, y)
+        dtype = _shift_result_type(op, x, y, python_int_counts=True)
     else:
         _check_dtype(op, "x", x.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
         dtype = x.dtype

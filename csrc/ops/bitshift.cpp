@@ -176,7 +176,7 @@ at::TensorIterator scalar_count_iter(const char* op_name, const at::Tensor& out,
 namespace cpu {
 
 at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
-  const at::ScalarType dtype = shift_result_type(kOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   if (direct(x, &y, nullptr, dtype)) {
     at::Tensor out = at::detail::empty_cpu(x.sizes(), dtype);
@@ -192,7 +192,7 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
 
 at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic,
                          at::Tensor& out) {
-  const at::ScalarType dtype = shift_result_type(kOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kOp, direction, arithmetic, dtype);
   check_out_dtype(kOp, out, dtype);
   check_writable(kOp, "out", out);
@@ -207,7 +207,7 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
 }
 
 at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
-  const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kInplaceOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kInplaceOp, direction, arithmetic, dtype);
   check_inplace_dtype(dtype, x, y);
   check_writable(kInplaceOp, "x", x);

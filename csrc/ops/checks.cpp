@@ -56,7 +56,8 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
   return arithmetic && at::isSignedType(dtype) ? ShiftOp::RightArithmetic : ShiftOp::RightLogical;
 }
 
-at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y,
+                                 OtherCounts other_counts) {
   check_shift_tensor(op_name, "x", x);
   check_shift_tensor(op_name, "y", y);
   if (x.scalar_type() == y.scalar_type()) return x.scalar_type();  // what promotion gives, without its cost
@@ -65,7 +66,8 @@ at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const
   } catch (const c10::Error&) {
     TORCH_CHECK_TYPE(false, op_name, ": x (", dtype_name(x.scalar_type()), ") and y (", dtype_name(y.scalar_type()),
                      ") have no common dtype (PyTorch promotes uint16, uint32 and uint64 only with their own dtype); "
-                     "shift by y.to(torch.", dtype_name(x.scalar_type()), "), or by a Python int");
+                     "shift by y.to(torch.", dtype_name(x.scalar_type()), ")",
+                     other_counts == OtherCounts::python_int ? ", or by a Python int" : "");
   }
 }
 

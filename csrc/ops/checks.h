@@ -16,9 +16,14 @@
 
 namespace torchops {
 
+// The counts an op takes besides a tensor y: what shift_result_type's error can advise.
+enum class OtherCounts { none, python_int };
+
 // The ops as every message names them.
 constexpr const char* kBitshiftOp = "torchops.bitshift";
 constexpr const char* kBitshiftInplaceOp = "torchops.bitshift_";
+// bitshift's count is a tensor or a Python int (its .Scalar overloads).
+constexpr OtherCounts kBitshiftOtherCounts = OtherCounts::python_int;
 constexpr const char* kSignbitOp = "torchops.signbit";
 
 // "float32", "int8", ... as Python prints them, for error messages.
@@ -87,8 +92,9 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
 
 // torch.result_type(x, y), with the operands' dtypes checked and a promotion PyTorch
 // refuses (uint16/32/64 with another integer type) reported as a TypeError of this op that
-// says how to make the call work.
-at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y);
+// says how to make the call work, with only the forms the op has (`other_counts`).
+at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y,
+                                 OtherCounts other_counts);
 
 // The shape x and y broadcast to, or an error naming both shapes.
 at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y);

@@ -22,24 +22,70 @@
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
+#include <vector>
 
 #include "ops/checks.h"
 
 namespace torchops {
 namespace composite {
 
+namespace {
+
+// The layout the CPU kernels' iterator gives a result of `dtype` when it converts the inputs
+// of another dtype first (`promotes`: csrc/ops/bitshift.cpp's promote_inputs_to_common_dtype,
+// which TensorIterator applies on the CPU only): it lays the result out by the converted
+// copies, whose strides are Tensor::to's (an input's own when it is dense, else a dense
+// order of them). Worked out on meta stand-ins, which have the same strides and no data; an
+// undefined tensor when the inputs' own strides give the same layout (every converted input
+// dense, or none converted).
+at::Tensor promoted_layout(std::initializer_list<const at::Tensor*> inputs, at::ScalarType dtype, bool promotes) {
+  if (!promotes) return at::Tensor();
+  bool converted_non_dense = false;
+  for (const at::Tensor* input : inputs) {
+    converted_non_dense = converted_non_dense || (input->scalar_type() != dtype && !input->is_non_overlapping_and_dense());
+  }
+  if (!converted_non_dense) return at::Tensor();
+  // The config borrows its tensors: they must stay where they are until it is built.
+  std::vector<at::Tensor> stand_ins;
+  stand_ins.reserve(inputs.size());
+  at::Tensor output;
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).declare_static_dtype(dtype).add_output(output);
+  for (const at::Tensor* input : inputs) {
+    stand_ins.push_back(at::empty_strided(input->sizes(), input->strides(), input->options().device(at::kMeta)).to(dtype));
+    config.add_const_input(stand_ins.back());
+  }
+  return config.build().output();
+}
+
+}  // namespace
+
 at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs,
-                      at::ScalarType dtype, bool resize) {
-  return build_iter(op_name, [&] {
+                      at::ScalarType dtype, bool resize, bool promotes) {
+  const at::Tensor layout = resize ? promoted_layout(inputs, dtype, promotes) : at::Tensor();
+  // A new result is allocated in that layout (the iterator then keeps it); an out= that the
+  // iterator resizes is given it afterwards, as the CPU kernels' iterator restrides it.
+  const at::Tensor output = out.defined() || !layout.defined()
+      ? out : at::empty_strided(layout.sizes(), layout.strides(), inputs.begin()[0]->options().dtype(dtype));
+  const std::vector<int64_t> sizes_before = out.defined() ? out.sizes().vec() : std::vector<int64_t>();
+  at::Tensor result = build_iter(op_name, [&] {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(true)
         .check_all_same_dtype(false)
         .declare_static_dtype(dtype)
         .resize_outputs(resize)
-        .add_output(out);
+        .add_output(output);
     for (const at::Tensor* input : inputs) config.add_const_input(*input);
     return config.build();
   }).output();
+  if (out.defined() && layout.defined() && !out.sizes().equals(sizes_before)) {
+    result.as_strided_(layout.sizes(), layout.strides());
+  }
+  return result;
+}
+
+at::Tensor bits_as(const at::Tensor& tensor, at::ScalarType result, at::ScalarType computed) {
+  return tensor.scalar_type() == result ? tensor.view(computed) : tensor.to(computed);
 }
 
 at::ScalarType signed_of_width(at::ScalarType dtype) {
@@ -61,13 +107,6 @@ int64_t loop_count(uint64_t count) {
   return static_cast<int64_t>(std::min<uint64_t>(count, 64));
 }
 
-// The bits `tensor` has once converted to the result dtype, as values of `computed` (the
-// signed dtype of its width): a view when it has the result dtype, else a conversion to
-// `computed`, which wraps to the same low bits as one to the result dtype would.
-at::Tensor bits_as(const at::Tensor& tensor, at::ScalarType result, at::ScalarType computed) {
-  return tensor.scalar_type() == result ? tensor.view(computed) : tensor.to(computed);
-}
-
 }  // namespace
 
 namespace composite {
@@ -75,10 +114,10 @@ namespace composite {
 at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   check_strided(kBitshiftOp, {{"x", &x}, {"y", &y}});
   check_same_device(kBitshiftOp, x, {{"y", &y}});
-  const at::ScalarType dtype = shift_result_type(kBitshiftOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kBitshiftOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, dtype);
   broadcast_shape(kBitshiftOp, x, y);
-  at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x, &y}, dtype, /*resize=*/true);
+  at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
   op::bitshift_loop().call(out, x, y, static_cast<int64_t>(op));
   return out;
 }
@@ -87,12 +126,12 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
                          at::Tensor& out) {
   check_strided(kBitshiftOp, {{"x", &x}, {"y", &y}, {"out", &out}});
   check_same_device(kBitshiftOp, x, {{"y", &y}, {"out", &out}});
-  const at::ScalarType dtype = shift_result_type(kBitshiftOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kBitshiftOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, dtype);
   check_out_dtype(kBitshiftOp, out, dtype);
   check_writable(kBitshiftOp, "out", out);
   broadcast_shape(kBitshiftOp, x, y);
-  output_for(kBitshiftOp, out, {&x, &y}, dtype, /*resize=*/true);
+  output_for(kBitshiftOp, out, {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
   op::bitshift_loop().call(out, x, y, static_cast<int64_t>(op));
   return out;
 }
@@ -100,12 +139,12 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
 at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic) {
   check_strided(kBitshiftInplaceOp, {{"x", &x}, {"y", &y}});
   check_same_device(kBitshiftInplaceOp, x, {{"y", &y}});
-  const at::ScalarType dtype = shift_result_type(kBitshiftInplaceOp, x, y);
+  const at::ScalarType dtype = shift_result_type(kBitshiftInplaceOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kBitshiftInplaceOp, direction, arithmetic, dtype);
   check_inplace_dtype(dtype, x, y);
   check_writable(kBitshiftInplaceOp, "x", x);
   check_inplace_shape(broadcast_shape(kBitshiftInplaceOp, x, y), x);
-  output_for(kBitshiftInplaceOp, x, {&x, &y}, dtype, /*resize=*/false);
+  output_for(kBitshiftInplaceOp, x, {&x, &y}, dtype, /*resize=*/false, /*promotes=*/true);
   op::bitshift_loop().call(x, x, y, static_cast<int64_t>(op));
   return x;
 }
@@ -115,7 +154,7 @@ at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string
   check_shift_tensor(kBitshiftOp, "x", x);
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kBitshiftOp, y);
-  at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x}, x.scalar_type(), /*resize=*/true);
+  at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x}, x.scalar_type(), /*resize=*/true, /*promotes=*/false);
   op::bitshift_scalar_loop().call(out, x, loop_count(count), static_cast<int64_t>(op));
   return out;
 }
@@ -129,7 +168,7 @@ at::Tensor& bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::s
   const uint64_t count = scalar_count(kBitshiftOp, y);
   check_out_dtype(kBitshiftOp, out, x.scalar_type());
   check_writable(kBitshiftOp, "out", out);
-  output_for(kBitshiftOp, out, {&x}, x.scalar_type(), /*resize=*/true);
+  output_for(kBitshiftOp, out, {&x}, x.scalar_type(), /*resize=*/true, /*promotes=*/false);
   op::bitshift_scalar_loop().call(out, x, loop_count(count), static_cast<int64_t>(op));
   return out;
 }
@@ -141,7 +180,7 @@ at::Tensor& bitshift_scalar_inplace(at::Tensor& x, const at::Scalar& y, c10::str
   const ShiftOp op = parse_shift_op(kBitshiftInplaceOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kBitshiftInplaceOp, y);
   check_writable(kBitshiftInplaceOp, "x", x);
-  output_for(kBitshiftInplaceOp, x, {&x}, x.scalar_type(), /*resize=*/false);
+  output_for(kBitshiftInplaceOp, x, {&x}, x.scalar_type(), /*resize=*/false, /*promotes=*/false);
   op::bitshift_scalar_loop().call(x, x, loop_count(count), static_cast<int64_t>(op));
   return x;
 }

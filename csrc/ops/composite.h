@@ -22,13 +22,20 @@ TORCHOPS_FOR_EACH_LOOP(TORCHOPS_DECLARE_COMPOSITE_LOOP)
 
 // What the entries and loops share (csrc/ops/composite.cpp).
 
-// The result TensorIterator gives these inputs, as the CPU kernels' iterators: an output of
-// `dtype` in the inputs' memory order (or `out`, resized as they resize it), after the same
-// overlap checks. Only the allocation: the inputs are not converted, the loop does that.
+// The result the CPU kernels' iterator gives these inputs: an output of `dtype` in their
+// layout (or `out`, resized when `resize` as they resize it), after the same overlap checks;
+// `promotes`: that iterator converts the inputs of another dtype to `dtype` first, which can
+// change the layout (a binary op's promotion). Only the allocation: the inputs are not
+// converted, the loop does that.
 at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs,
-                      at::ScalarType dtype, bool resize);
+                      at::ScalarType dtype, bool resize, bool promotes);
 
 // The signed dtype of `dtype`'s width, in which the loops compute.
 at::ScalarType signed_of_width(at::ScalarType dtype);
+
+// The bits `tensor` has once converted to the result dtype, as values of `computed` (the
+// signed dtype of its width): a view when it has the result dtype, else a conversion to
+// `computed`, which wraps to the same low bits as one to the result dtype would.
+at::Tensor bits_as(const at::Tensor& tensor, at::ScalarType result, at::ScalarType computed);
 
 }  // namespace torchops::composite
