@@ -12,6 +12,7 @@ pytest shows the failing case and why, and exits 0 even then (1 only if it could
 CASES is plain data, so that pytest can import this file to list them without starting
 torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()).
 The unary ops' cases are made for each op whose schema is f(x) (UNARY), from its declaration.
+overload_called names the overload each case's call reaches (tests/test_coverage.py reads it).
 Imports nothing from tests/ (scripts/sanitize.sh runs the suite with PYTHONSAFEPATH=1).
 """
 from __future__ import annotations
@@ -142,6 +143,25 @@ CASES = [
 CASE_NAMES = [c["name"] for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
 
+# The shift's calls of torch.ops.torchops, by the case's call and whether its count is a Python int.
+_BITSHIFT_OVERLOADS = {
+    ("op", False): "bitshift.default", ("op", True): "bitshift.Scalar",
+    ("inplace", False): "bitshift_.default", ("inplace", True): "bitshift_.Scalar",
+    ("out", False): "bitshift.out", ("out", True): "bitshift.Scalar_out",
+}
+
+
+def overload_called(c):
+    """The overload of torch.ops.torchops that case `c` calls ("bitshift.Scalar_out"), or None
+    for a case of the typed API. run_case calls the overload named here, so that
+    tests/test_coverage.py can tell from CASES alone that every overload has a case."""
+    call = c["call"]
+    if call in UNARY:
+        return f"{call}.default"
+    if call.removesuffix("_out") in UNARY:
+        return f"{call.removesuffix('_out')}.out"
+    return _BITSHIFT_OVERLOADS.get((call, not isinstance(c["y"], tuple)))
+
 # Float values for signbit: both zeros, infinities, NaNs of either sign.
 _FLOATS = [-0.0, 0.0, -1.5, 2.0, float("inf"), float("-inf"), float("nan"), -float("nan"), -3e-40, 7.0]
 
@@ -224,20 +244,17 @@ def run_case(c, meshes, rank):
         )
 
     def run():
-        if call == "op":
-            return ops.bitshift(dx, dy, direction, arithmetic)
-        if call == "inplace":
-            check(ops.bitshift_(dx, dy, direction, arithmetic) is dx, "bitshift_ did not return x")
-            return dx
-        if call == "out":
-            overload = ops.bitshift.out if isinstance(dy, torch.Tensor) else ops.bitshift.Scalar_out
-            check(overload(dx, dy, direction, arithmetic, out=dout) is dout, "the out= op did not return out")
-            return dout
-        if call in UNARY:
-            return getattr(ops, call)(dx)
-        if call.removesuffix("_out") in UNARY:
-            check(getattr(ops, unary).out(dx, out=dout) is dout, f"{unary}.out did not return out")
-            return dout
+        called = overload_called(c)
+        if called is not None:
+            op, name = called.split(".")
+            overload = getattr(getattr(ops, op), name)
+            args = (dx,) if op in UNARY else (dx, dy, direction, arithmetic)
+            if name.endswith("out"):
+                check(overload(*args, out=dout) is dout, f"{overload} did not return out")
+                return dout
+            returned = overload(*args)
+            check(not op.endswith("_") or returned is dx, f"{overload} did not return x")
+            return returned
         if call.startswith("api"):
             # The typed API is the compiled binding, which leaves DTensors to its torch.ops twin.
             check(torchops.call_path() == "binding", f"the typed API's call path is {torchops.call_path()}")

@@ -2,8 +2,9 @@
 
 The overloads come from the registered library (torchops._contract.OVERLOADS, which reads
 the dispatcher, where csrc/overloads.h's list put them), and each integration is asked
-what it covers, so a new op that misses one fails the test of that integration, naming
-the overload and the file to add it to (docs/internals.md has the whole recipe). The last
+what it covers (and tests/dtensor_worker.py which overloads its cases call), so a new op
+that misses one fails the test of that integration, naming the overload and the file to
+add it to (docs/internals.md has the whole recipe). The last
 test hands each check an op that no integration knows, so that none can pass by accident.
 """
 import re
@@ -45,6 +46,15 @@ def _sharding_rules():
     return DTensor._op_dispatcher.sharding_propagator.op_strategy_funcs
 
 
+def _dtensor_cases():
+    """The overloads that tests/dtensor_worker.py's cases call, read from CASES (no process
+    starts): the sharding rules are derived, and an overload's cases are what run them (an op
+    that is not f(x) writes its own)."""
+    import dtensor_worker
+
+    return {f"torchops.{dtensor_worker.overload_called(c)}" for c in dtensor_worker.CASES}
+
+
 def _onnx_translated():
     pytest.importorskip("onnxscript")
     from torchops import onnx
@@ -63,6 +73,8 @@ INTEGRATIONS = {
     "batching rule": ("torchops/_vmap.py", lambda o: _has_kernel(o, "FuncTorchBatched")),
     "Inductor lowering": ("torchops/_inductor.py", lambda o: o in _inductor_lowerings()),
     "DTensor sharding rule": ("torchops/_sharding.py", lambda o: o in _sharding_rules()),
+    "DTensor case": ("tests/dtensor_worker.py's CASES and overload_called",
+                     lambda o: str(o) in _dtensor_cases()),
     "ONNX translation": ("torchops/onnx.py", lambda o: o in _onnx_translated()),
 }
 

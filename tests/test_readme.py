@@ -54,6 +54,11 @@ def test_readme_api_table_gives_every_public_function_with_its_signature():
     text = README.read_text()
     table = text[text.index("## API"):].split("\n\n")[1]
     written = {match.group(1): match.group(0) for match in re.finditer(r"\b([a-z_]+)\([^)`]*\)", table)}
-    assert set(written) == set(torchops.ops.__all__)
+    missing = sorted(set(torchops.ops.__all__) - set(written))
+    assert not missing, f"README.md's API table does not show {', '.join(missing)}: add a row for each"
+    unknown = sorted(set(written) - set(torchops.ops.__all__))
+    assert not unknown, (f"README.md's API table shows {', '.join(unknown)}, which torchops/ops.py's __all__ "
+                         "does not have: drop it from the table, or export the function")
     for name, signature in written.items():
-        assert signature == _without_annotations(getattr(torchops, name))
+        actual = _without_annotations(getattr(torchops, name))
+        assert signature == actual, f"README.md's API table shows {signature}; the function is {actual}"
