@@ -107,6 +107,18 @@ def test_unpromotable_pair_refused(api, x_dtype, y_dtype, out_kind):
                 re.escape(f"shift by y.to(torch.{dtype_id(x_dtype)}), or by a Python int"))
 
 
+@pytest.mark.parametrize("python_int_counts", [True, False])
+def test_unpromotable_pair_advice_names_only_the_forms_the_op_has(python_int_counts):
+    # The shared promotion check (csrc/ops/checks.h's shift_result_type and its Python twin)
+    # serves ops with and without a Python-int count; bitshift, which has one, passes True.
+    from torchops._contract import _shift_result_type
+
+    x, y = make_tensor([1], torch.uint16), make_tensor([1], torch.int8)
+    with pytest.raises(TypeError) as raised:
+        _shift_result_type("torchops.op", x, y, python_int_counts=python_int_counts)
+    assert str(raised.value).endswith("shift by y.to(torch.uint16)" + (", or by a Python int" if python_int_counts else ""))
+
+
 @pytest.mark.parametrize("api", IN_PLACE_APIS)
 @pytest.mark.parametrize("dtype", NON_INTEGER_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
