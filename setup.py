@@ -4,7 +4,7 @@
   only against LibTorch (no libtorch_python, no Python symbols), so the same .so also serves
   C++ programs: the package carries the C++ API header (torchops/include/torchops/ops.h)
   and a CMake config (torchops/share/cmake/TorchOps/).
-- torchops._binding, the compiled entries of the typed Python API (binding/), linked
+- torchops._binding, the compiled functions of the typed Python API (binding/), linked
   against libtorch_python. torchops works without it, through torch.ops.
 
 It builds against the installed torch (`pip install --no-build-isolation .`), which must be

@@ -12,9 +12,10 @@ repetition, each writing into its own preallocated output (out=):
                (the typed API: its compiled binding where torchops has it)
   torchops.op  the registered overload through torch.ops (sizes <= 1K only: shows the binding's gain)
   torch        torch.bitwise_left_shift / bitwise_right_shift / signbit (out=); for a logical
-               right shift of a signed dtype, the fastest PyTorch composite we know (see
+               right shift of a signed dtype, the fastest PyTorch equivalent we know (see
                torch_logical_right_shift); none for uint16/32/64 (PyTorch has no shifts for them);
-               for bitwise_count, which PyTorch lacks, the fastest composite we know (torch_bitwise_count)
+               for bitwise_count, which PyTorch lacks, the fastest PyTorch equivalent we know
+               (torch_bitwise_count). The results label such a peer "composite" (torch_peer).
   numpy        np.left_shift / np.right_shift / np.signbit / np.bitwise_count (out=), single-threaded;
                none for bfloat16
   bandwidth    an op that moves the same bytes: torch.add with the same operands (viewed as the
@@ -253,7 +254,7 @@ def make_operands(case: Case):
 def torch_logical_right_shift(x: torch.Tensor, y, out: torch.Tensor):
     """A function that computes out = x >>> y for a signed x from PyTorch builtins only.
 
-    x >>> y zero-fills and gives 0 for an out-of-range count, for every count (check_composites).
+    x >>> y zero-fills and gives 0 for an out-of-range count, for every count (check_equivalents).
     Scratch tensors are allocated here, once, like every contender's output: allocating them per
     call costs more than the arithmetic at 1M+ elements (fresh pages). The fastest variant we
     measured (1 to 16M elements, 1 and 2 threads): int8, one uint8 shift; int16/int32, widen, mask,
@@ -306,7 +307,7 @@ def torch_logical_right_shift(x: torch.Tensor, y, out: torch.Tensor):
 
 
 # The number of 1 bits of |v| for every value v of an 8- or 16-bit dtype, as the table the
-# composite gathers from (made once per dtype: 65,536 Python counts for 16 bits).
+# PyTorch equivalent gathers from (made once per dtype: 65,536 Python counts for 16 bits).
 @functools.cache
 def _count_table(dtype: torch.dtype) -> torch.Tensor:
     info = torch.iinfo(dtype)
@@ -361,8 +362,8 @@ def torch_bitwise_count(x: torch.Tensor, out: torch.Tensor):
     return swar
 
 
-def check_composites() -> None:
-    """The composites must be right for every input, not only the timed ones: the logical
+def check_equivalents() -> None:
+    """The PyTorch equivalents must be right for every input, not only the timed ones: the logical
     right shift for every count, the bit count for every 8- and 16-bit value and the edges of
     the wider dtypes."""
     for dtype in BITWISE_COUNT_DTYPES + [torch.uint16, torch.uint64]:
@@ -376,7 +377,7 @@ def check_composites() -> None:
         got = torch.empty(x.shape, dtype=torch.uint8)
         torch_bitwise_count(x, got)()
         if not torch.equal(torchops.bitwise_count(x), got):
-            sys.exit(f"bench.py: the PyTorch bit-count composite is wrong for {dtype}: fix the benchmark")
+            sys.exit(f"bench.py: the PyTorch equivalent of the bit count is wrong for {dtype}: fix the benchmark")
     for dtype in [torch.int8, torch.int16, torch.int32, torch.int64]:
         n = bits(dtype)
         info = torch.iinfo(dtype)
@@ -388,7 +389,7 @@ def check_composites() -> None:
             got = torch.empty_like(x)
             torch_logical_right_shift(x, count, got)()
             if not torch.equal(expected, got):
-                sys.exit(f"bench.py: the PyTorch logical-right-shift composite is wrong for {dtype}, "
+                sys.exit(f"bench.py: the PyTorch equivalent of the logical right shift is wrong for {dtype}, "
                          f"count {count if isinstance(count, int) else 'tensor'}: fix the benchmark")
 
 
@@ -496,7 +497,9 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     row = {
         "op": case.op, "dtype": str(case.dtype).removeprefix("torch."), "size": case.size,
         "operands": case.operands, "threads": case.threads, "level": case.level,
-        "torch_peer": contenders["torch"][0] if "torch" in contenders else "",  # builtin | composite
+        # "builtin", or "composite": the fastest PyTorch equivalent (the label that results files
+        # and targets.py hold)
+        "torch_peer": contenders["torch"][0] if "torch" in contenders else "",
         "bytes": bytes_moved(case, x, y),
     }
     wrong = verify(contenders)
@@ -643,8 +646,8 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     except ImportError as error:
         return f"plot skipped: matplotlib is not installed ({error}); pip install -r benchmarks/requirements.txt"
     panels = [("left", "left shift"), ("right", "arithmetic right shift"),
-              ("right_logical", "logical right shift (vs PyTorch composite)"), ("signbit", "signbit"),
-              ("bitwise_count", "bitwise_count (vs PyTorch composite)")]
+              ("right_logical", "logical right shift (vs PyTorch equivalent)"), ("signbit", "signbit"),
+              ("bitwise_count", "bitwise_count (vs PyTorch equivalent)")]
     figure, axes = plt.subplots(2, 3, figsize=(18, 8), sharex=True)
     for axis, (op, title) in zip(axes.flat, panels):
         main = [r for r in rows if r["op"] == op and r["operands"] in ("tensor", "contiguous") and "x_torch" in r
@@ -697,15 +700,16 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
 - Times are medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every
   contender once, in an order that rotates between repetitions; a sample batches calls up to
   ~{SAMPLE_SECONDS * 1e3:.0f} ms. Inputs stay in cache when they fit (repeated calls on the same data).
-- `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)` / `torchops.bitwise_count(..., out=)`.
-  `torch`: `torch.bitwise_left_shift` / `bitwise_right_shift` / `signbit` with `out=`; a `c` after
-  the time marks the PyTorch composite for a logical right shift of a signed dtype (int8: a uint8
-  shift of the same bytes; int16/int32: widen, mask, shift, narrow; int64: shift, mask, zero the
-  out-of-range counts; its scratch tensors are allocated once per case, like the outputs; it is
-  checked against torchops for every count, out-of-range ones included, before the run);
-  `-` where PyTorch has no op (uint16/32/64 shifts). For bitwise_count, which PyTorch lacks, the
-  composite (`c`): a gather from a table of every value's count for 8- and 16-bit x, |x| and the
-  SWAR count for 32- and 64-bit x (checked against torchops on every 8- and 16-bit value first).
+- `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)` /
+  `torchops.bitwise_count(..., out=)`. `torch`: `torch.bitwise_left_shift` / `bitwise_right_shift` /
+  `signbit` with `out=`; a `c` after the time marks the fastest PyTorch equivalent for a logical
+  right shift of a signed dtype (int8: a uint8 shift of the same bytes; int16/int32: widen, mask,
+  shift, narrow; int64: shift, mask, zero the out-of-range counts; its scratch tensors are allocated
+  once per case, like the outputs; it is checked against torchops for every count, out-of-range ones
+  included, before the run); `-` where PyTorch has no op (uint16/32/64 shifts). For bitwise_count,
+  which PyTorch lacks, the fastest PyTorch equivalent (`c`): a gather from a table of every value's
+  count for 8- and 16-bit x, |x| and the SWAR count for 32- and 64-bit x (checked against torchops
+  on every 8- and 16-bit value first).
   `numpy`: `np.left_shift` / `np.right_shift` (on an unsigned view for a logical shift) /
   `np.signbit` / `np.bitwise_count` with `out=`, single-threaded; NumPy's signbit casts integers to float64.
   `ref`: a PyTorch op that moves the same bytes: `torch.add` with the same operands (viewed as
@@ -793,7 +797,7 @@ def main() -> None:
     cases = list_cases(mode, level, other_levels, all_threads)
     if args.op:
         cases = [case for case in cases if case.op == args.op]
-    check_composites()
+    check_equivalents()
     if load_at_start > 0.5:
         print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "
               "multi-threaded times suffer most (a parallel call waits for its busiest thread)", flush=True)
@@ -820,7 +824,7 @@ def main() -> None:
     print()
     print(text_table(rows))
     print("IQR: noise of torchops's samples; *: measured while another process held a core (left out of TARGETS); "
-          "c: PyTorch composite")
+          "c: the fastest PyTorch equivalent")
     print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
     print("\n" + summary)
     write_results(rows, info, summary, args.out_dir, f"op {args.op}" if args.op else mode, wall)

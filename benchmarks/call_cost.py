@@ -6,8 +6,8 @@ docs/performance.md's "per-call cost" section.
 A 1-element int32 left shift (and a 1-element float32 signbit), 1 thread, reached every
 way a user can: the typed API (torchops.*, the compiled binding), the same functions forced
 onto their torch.ops twin, torch.ops.torchops.* directly, TorchScript, and the C++ API,
-each beside PyTorch's builtin reached the same way, and the compiled entry that the typed
-API's Python function calls, alone. The C++ rows come from a small timing
+each beside PyTorch's builtin reached the same way, and the compiled function that the
+typed API's Python function calls, alone. The C++ rows come from a small timing
 module compiled at run time (torch.utils.cpp_extension.load_inline, about a minute the first
 time, cached after) that calls in a C++ loop, so they hold no Python at all; it also times
 the CPU kernel called directly (the dispatcher skipped) and the allocation of a 1-element
@@ -67,8 +67,8 @@ const c10::DispatchKeySet kCpuOnly(c10::DispatchKey::CPU);
 
 // The typed API's most common call bound with pybind11 instead (load_inline binds every
 // function listed with pybind11): for the choice between pybind11 and CPython's vectorcall
-// protocol. It does less than the binding's entry (no plain-tensor or mode checks, no
-// keywords, the GIL held), so it is a lower bound for a pybind11 binding.
+// protocol. It does less than the binding's compiled function (no plain-tensor or mode
+// checks, no keywords, the GIL held), so it is a lower bound for a pybind11 binding.
 at::Tensor pybind11_left_shift(const at::Tensor& x, const at::Tensor& y) {
   return torchops::bitshift(x, y, "LEFT");
 }
@@ -156,9 +156,9 @@ def python_rows(x, out, f, bool_out):
     }
     fastpath = getattr(torchops, "_fastpath", None)
     if fastpath is not None and torchops.call_path() == "binding":
-        entry = fastpath.FUNCTIONS["bitwise_left_shift"]
-        if entry is not torchops.bitwise_left_shift:  # the function is Python, the entry compiled
-            rows["the compiled entry alone (what the typed API calls)"] = lambda: entry(x, x)
+        compiled = fastpath.FUNCTIONS["bitwise_left_shift"]
+        if compiled is not torchops.bitwise_left_shift:  # the function is Python, `compiled` is not
+            rows["the compiled function alone (what the typed API calls)"] = lambda: compiled(x, x)
         def on_twin(call):
             def run():
                 with fastpath.torch_ops_only():

@@ -487,7 +487,7 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   `fmix32`: murmur3's 32-bit finalizer on uint32 values, torchops's shifts with torch's uint32 xor and
   multiply (builtin: widened to int64, each product masked to 32 bits); `xorshift64`: one xorshift64
   step on uint64 values (builtin: viewed as int64, the right shift masked). PyTorch has no shifts of
-  uint16/32/64, hence those builtin composites.
+  uint16/32/64, hence those builtin workarounds.
 - `size`: elements of the output (= of the input, except `unpack4`, whose input has size/2 bytes).
   `thr`: torch.set_num_threads; every graph is compiled for the thread count it runs at.
 - Contenders: `torchops compiled` = `torch.compile(fullgraph=True, dynamic=False)` of the torchops

@@ -1,12 +1,12 @@
 """bench.py --device cuda (or xpu): torchops against PyTorch's builtins on a GPU.
 
-Every case runs, on the device, torchops (its Triton loops where Triton is installed, else
-its ATen loops), the PyTorch builtin that computes the same thing there, and a bandwidth
-reference that moves the same bytes (torch.add of the same operands for a shift, a compare
-into a bool output for signbit), each writing into its own preallocated output, alternating
-inside each repetition. Times come from the device's events; each case first checks that
-torchops's output equals the builtin's and the CPU kernels'. Where no such device is present
-the run says so and judges nothing: no GPU figure is ever made up.
+Every case runs, on the device, torchops (its compute ops' Triton kernels where Triton is
+installed, else their ATen kernels), the PyTorch builtin that computes the same thing there,
+and a bandwidth reference that moves the same bytes (torch.add of the same operands for a
+shift, a compare into a bool output for signbit), each writing into its own preallocated
+output, alternating inside each repetition. Times come from the device's events; each case
+first checks that torchops's output equals the builtin's and the CPU kernels'. Where no
+such device is present the run says so and judges nothing: no GPU figure is ever made up.
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def run(device: str, quick: bool) -> int:
         rows.append(dict(size=size, dtype=dtype, op=op, torchops_ms=ours_ms, torch_ms=builtin_ms,
                          bandwidth_ms=bandwidth_ms, x_torch=builtin_ms / ours_ms, x_bandwidth=bandwidth_ms / ours_ms))
     name = torch.get_device_module(device).get_device_name()
-    print(f"device benchmark on {name} ({device}), torch {torch.__version__}, torchops's loops: "
+    print(f"device benchmark on {name} ({device}), torch {torch.__version__}, torchops's compute kernels: "
           f"{'Triton' if device.upper() in torchops._triton.registered() else 'ATen'}")
     print(aligned_table(["op", "dtype", "size", "torchops ms", "torch ms", "x torch", "x bandwidth"],
                         [[r["op"], r["dtype"], size_label(r["size"]), f"{r['torchops_ms']:.4f}", f"{r['torch_ms']:.4f}",

@@ -51,12 +51,14 @@ TARGETS = [
     Target("bench", "every layout (broadcast counts, expanded, transposed, sliced, strided, channels_last) "
                     ">= 1.0x PyTorch builtin at 64K-16M elements, 1 and 2 threads",
            lambda r: _builtin(r) and r["operands"] not in PLAIN_OPERANDS and 64 * K <= r["size"] <= 16 * M, "x_torch", 1.0),
-    Target("bench", "logical right shift of int16/int32/int64 by a tensor count >= 3x the fastest PyTorch composite",
+    # torch_peer "composite": bench.py's label of the fastest PyTorch equivalent.
+    Target("bench", "logical right shift of int16/int32/int64 by a tensor count >= 3x the fastest PyTorch "
+                    "equivalent",
            lambda r: r["op"] == "right_logical" and r.get("torch_peer") == "composite" and r["dtype"] != "int8"
            and r["operands"] == "tensor", "x_torch", 3.0),
     Target("bench", "bitwise_count >= 1.0x NumPy's np.bitwise_count from 64K elements, 1 and 2 threads",
            lambda r: r["op"] == "bitwise_count" and r["size"] >= 64 * K, "x_numpy", 1.0),
-    Target("bench", "bitwise_count >= 3x the fastest PyTorch composite (a table gather for 8/16 bits, SWAR for "
+    Target("bench", "bitwise_count >= 3x the fastest PyTorch equivalent (a table gather for 8/16 bits, SWAR for "
                     "32/64) from 64K elements, 1 and 2 threads",
            lambda r: r["op"] == "bitwise_count" and r["size"] >= 64 * K, "x_torch", 3.0),
     Target("bench", ">= 16M elements: >= 90% of the bandwidth reference",

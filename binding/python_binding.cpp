@@ -1,22 +1,23 @@
-// torchops._binding: compiled entries of the typed Python API (torchops/ops.py), so that a
+// torchops._binding: compiled functions of the typed Python API (torchops/ops.py), so that a
 // Python call costs what a call of one of PyTorch's own functions costs.
 //
-// Each entry parses its arguments on CPython's vectorcall protocol and calls the registered
-// operator through its typed dispatcher handle (csrc/overloads.h): the same checks, errors,
-// kernels, version counters and dispatch keys (tracing, fake tensors, TorchDispatchModes,
-// functorch, inference mode) as torch.ops.torchops.*, without torch.ops's generic
-// argument parsing and boxing. It takes a call only where that is exactly equivalent to the
-// typed API in torchops/ops.py: every tensor a plain torch.Tensor (no subclass, so no
-// __torch_function__), no TorchFunctionMode active, and arguments of the common kinds (a
-// tensor or Python int count, a str direction, a bool flag). Every other call (a subclass
-// such as DTensor, a mode, a NumPy bool, a Python-int x, any wrong argument) goes, as it
-// is, to that Python function: its twin, which reaches the op through torch.ops and owns
-// every argument check and message of the typed API.
+// Each compiled function parses its arguments on CPython's vectorcall protocol and calls
+// the registered operator through its typed dispatcher handle (csrc/overloads.h): the same
+// checks, errors, kernels, version counters and dispatch keys (tracing, fake tensors,
+// TorchDispatchModes, functorch, inference mode) as torch.ops.torchops.*, without
+// torch.ops's generic argument parsing and boxing. It takes a call only where that is
+// exactly equivalent to the typed API in torchops/ops.py: every tensor a plain torch.Tensor
+// (no subclass, so no __torch_function__), no TorchFunctionMode active, and arguments of
+// the common kinds (a tensor or Python int count, a str direction, a bool flag). Every
+// other call (a subclass such as DTensor, a mode, a NumPy bool, a Python-int x, any wrong
+// argument) goes, as it is, to that Python function: its twin, which reaches the op through
+// torch.ops and owns every argument check and message of the typed API.
 //
-// A call the entry takes is dispatched once, failing or not. Every check the twin makes
-// before calling the op passes for it (that is what taking it means), so the only errors
-// left are the op's, and the entry says them as the twin does: a message that names the op
-// (torchops.bitshift: ...) names the function the user called instead, keeping its type.
+// A call the compiled function takes is dispatched once, failing or not. Every check the
+// twin makes before calling the op passes for it (that is what taking it means), so the
+// only errors left are the op's, and the compiled function says them as the twin does: a
+// message that names the op (torchops.bitshift: ...) names the function the user called
+// instead, keeping its type.
 //
 // The operator library (torchops/_C) is LibTorch-only; this module is the one part of
 // torchops linked against libtorch_python, and it must be imported after the library is
@@ -37,7 +38,7 @@
 namespace torchops::binding {
 namespace {
 
-// An entry's answer meaning "not mine": the call goes to the twin.
+// A compiled function's answer meaning "not mine": the call goes to the twin.
 PyObject* const kTwin = reinterpret_cast<PyObject*>(1);
 
 // The arguments of one call, one slot per parameter in the order of the signature;
@@ -120,7 +121,8 @@ PyObject* new_reference(PyObject* object) {
   return object;
 }
 
-// The shift every shift entry comes down to. x is a plain tensor; the rest as parsed.
+// The shift every compiled shift function comes down to. x is a plain tensor; the rest as
+// parsed.
 PyObject* shift(PyObject* x, PyObject* y, c10::string_view direction, PyObject* arithmetic_arg, PyObject* out,
                 bool in_place) {
   bool arithmetic = true;
@@ -233,8 +235,8 @@ void say_as(PyObject* called) {
 }
 
 // The typed API, as its signatures read in torchops/ops.py and torchops/_twins.py
-// (substitute_in_graph checks that the entries and the twins agree when torch.compile first
-// loads; tests/test_binding.py, that all three do).
+// (substitute_in_graph checks that the compiled functions and the twins agree when
+// torch.compile first loads; tests/test_binding.py, that all three do).
 Function functions[] = {
     {"bitshift", {{"x"}, {"y"}, {"direction"}, {"arithmetic", "True"}, {"out", "None"}}, 5, &bitshift},
     {"bitwise_left_shift", {{"x"}, {"y"}, {"is_arithmetic", "True"}, {"out", "None"}, {"name", "None"}}, 5,
@@ -277,7 +279,7 @@ bool parse(const Function& function, PyObject* const* args, Py_ssize_t nargs, Py
 }
 
 template <int Index>
-PyObject* entry(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+PyObject* compiled_function(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   Function& function = functions[Index];
   Slots slots;
   if (!use_torch_ops.load(std::memory_order_relaxed) && no_torch_function_handling() &&
@@ -294,8 +296,8 @@ constexpr int kFunctionCount = sizeof(functions) / sizeof(functions[0]);
 // CPython stores every C function as a PyCFunction; METH_FASTCALL | METH_KEYWORDS tells it
 // the real signature.
 template <int... Index>
-std::array<PyCFunction, sizeof...(Index)> make_entries(std::integer_sequence<int, Index...>) {
-  return {reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&entry<Index>))...};
+std::array<PyCFunction, sizeof...(Index)> make_compiled_functions(std::integer_sequence<int, Index...>) {
+  return {reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&compiled_function<Index>))...};
 }
 
 // "bitshift(x, y, direction, arithmetic=True, out=None)\n--\n\n": the form in which
@@ -312,8 +314,8 @@ std::string text_signature(const Function& function) {
 }
 
 // _connect(twins: dict[str, function], say_as) -> dict[str, builtin function]: pairs every
-// entry with its twin, keeps say_as for the op's errors, and makes the entry a builtin
-// function with the signature as its docstring
+// compiled function with its twin, keeps say_as for the op's errors, and makes each a
+// builtin function with the signature as its docstring
 // (CPython's form, which inspect.signature reads: the typed API's functions carry the docs).
 PyObject* connect(PyObject* /*module*/, PyObject* args) {
   PyObject* twins = nullptr;
@@ -329,7 +331,7 @@ PyObject* connect(PyObject* /*module*/, PyObject* args) {
                  kFunctionCount, PyDict_Size(twins));
     return nullptr;
   }
-  const auto entries = make_entries(std::make_integer_sequence<int, kFunctionCount>{});
+  const auto compiled_functions = make_compiled_functions(std::make_integer_sequence<int, kFunctionCount>{});
   Py_XSETREF(say_as_function, Py_NewRef(saying));
   PyObject* result = PyDict_New();
   if (result == nullptr) return nullptr;
@@ -355,7 +357,7 @@ PyObject* connect(PyObject* /*module*/, PyObject* args) {
     for (const Param& param : function.params) function.interned.push_back(PyUnicode_InternFromString(param.name));
     function.twin = twin;
     Py_INCREF(twin);
-    function.def = {function.name, entries[i], METH_FASTCALL | METH_KEYWORDS, function.doc.c_str()};
+    function.def = {function.name, compiled_functions[i], METH_FASTCALL | METH_KEYWORDS, function.doc.c_str()};
     PyObject* module_name = PyUnicode_FromString("torchops._binding");
     PyObject* builtin = PyCFunction_NewEx(&function.def, nullptr, module_name);
     Py_XDECREF(module_name);
@@ -389,7 +391,7 @@ PyMethodDef module_methods[] = {
 };
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "torchops._binding",
-                          "Compiled entries of torchops's typed API (see torchops/_fastpath.py).", -1,
+                          "Compiled functions of torchops's typed API (see torchops/_fastpath.py).", -1,
                           module_methods, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace

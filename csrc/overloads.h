@@ -1,6 +1,6 @@
 // Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD): its
 // schema, which csrc/registration.cpp defines, its C++ signature, and its typed handle.
-// Adding an overload is a line here (a unary op's two overloads and loop: one name in
+// Adding an overload is a line here (a unary op's two overloads and compute op: one name in
 // TORCHOPS_FOR_EACH_UNARY_OP), its CPU kernel named after the handle (csrc/ops/cpu.h) and
 // its declaration (torchops/_contract.py); docs/internals.md has the whole recipe.
 //
@@ -42,9 +42,10 @@ c10::TypedOperatorHandle<Signature> find(const char* name, const char* overload)
 enum class Kind { functional, out, inplace };
 
 // The unary ops (csrc/ops/unary.h): one tensor in, a result of one dtype whatever x's. Each
-// has the same two overloads and one loop, so its name here is all of their rows below; the
-// binding's typed entries (binding/) and the C++ API's definitions (csrc/api.cpp) follow
-// from it too. F(X, op): F is one of the TORCHOPS_UNARY_* macros below, X passed through.
+// has the same two overloads and one compute op, so its name here is all of their rows below;
+// the binding's compiled functions (binding/) and the C++ API's definitions (csrc/api.cpp)
+// follow from it too. F(X, op): F is one of the TORCHOPS_UNARY_* macros below, X passed
+// through.
 #define TORCHOPS_FOR_EACH_UNARY_OP(F, X) \
   F(X, signbit)                          \
   F(X, bitwise_count)
@@ -52,7 +53,8 @@ enum class Kind { functional, out, inplace };
 #define TORCHOPS_UNARY_OVERLOADS(X, op)                       \
   X(op, Unary, functional, #op, "", #op "(Tensor x) -> Tensor") \
   X(op##_out, UnaryOut, out, #op, "out", #op ".out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
-#define TORCHOPS_UNARY_LOOP(X, op) X(op##_loop, UnaryLoop, "_" #op "_loop", "_" #op "_loop(Tensor(a!) out, Tensor x) -> ()")
+#define TORCHOPS_UNARY_COMPUTE(X, op) \
+  X(op##_compute, UnaryCompute, "_" #op "_compute", "_" #op "_compute(Tensor(a!) out, Tensor x) -> ()")
 
 // X(handle, Signature, kind, name, overload, schema). The writing overloads return the
 // tensor they wrote, with its alias annotation, as ATen's do; their tags tell
@@ -72,7 +74,7 @@ enum class Kind { functional, out, inplace };
     "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> Tensor(a!)")                 \
   TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_OVERLOADS, X)
 
-// The loops behind the device-generic entries (csrc/ops/composite.h), as private ops:
+// The compute ops behind the device-generic entries (csrc/ops/composite.h), private ops:
 // each writes an `out` that the entry has checked and allocated (of the result's dtype and
 // shape) from operands of any dtype the op takes, strides and broadcasting included. Their
 // kernel is the composite one, made of ATen ops, on every backend that has no kernel of its
@@ -80,15 +82,15 @@ enum class Kind { functional, out, inplace };
 // (csrc/kernels/kernels.h); a scalar count is in [0, 64] (the entry clamps it: any count of
 // 64 or more is out of range for every dtype).
 // X(handle, Signature, name, schema)
-using BitshiftLoop = void(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op);
-using BitshiftScalarLoop = void(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op);
-using UnaryLoop = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary.h's ops
-#define TORCHOPS_FOR_EACH_LOOP(X)                                                                     \
-  X(bitshift_loop, BitshiftLoop, "_bitshift_loop",                                                   \
-    "_bitshift_loop(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")                                \
-  X(bitshift_scalar_loop, BitshiftScalarLoop, "_bitshift_scalar_loop",                               \
-    "_bitshift_scalar_loop(Tensor(a!) out, Tensor x, int count, int op) -> ()")                        \
-  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_LOOP, X)
+using BitshiftCompute = void(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op);
+using BitshiftScalarCompute = void(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op);
+using UnaryCompute = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary.h's ops
+#define TORCHOPS_FOR_EACH_COMPUTE(X)                                               \
+  X(bitshift_compute, BitshiftCompute, "_bitshift_compute",                        \
+    "_bitshift_compute(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")         \
+  X(bitshift_scalar_compute, BitshiftScalarCompute, "_bitshift_scalar_compute",    \
+    "_bitshift_scalar_compute(Tensor(a!) out, Tensor x, int count, int op) -> ()") \
+  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_COMPUTE, X)
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)
@@ -103,10 +105,10 @@ using UnaryLoop = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary
 TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_OP_HANDLE)
 #undef TORCHOPS_OP_HANDLE
 
-#define TORCHOPS_LOOP_HANDLE(function, Signature, name, schema) \
+#define TORCHOPS_COMPUTE_HANDLE(function, Signature, name, schema) \
   TORCHOPS_OP_HANDLE_OF(function, Signature, name, "")
-TORCHOPS_FOR_EACH_LOOP(TORCHOPS_LOOP_HANDLE)
-#undef TORCHOPS_LOOP_HANDLE
+TORCHOPS_FOR_EACH_COMPUTE(TORCHOPS_COMPUTE_HANDLE)
+#undef TORCHOPS_COMPUTE_HANDLE
 
 // The tensor a writing overload writes, as its handle takes it (ATen's at::Tensor&) from a
 // caller that holds a const reference. The constness of an at::Tensor is that of the handle,

@@ -1,8 +1,8 @@
-// The torchops library, registered from csrc/overloads.h's lists: every overload's schema and
-// tags, its CPU kernel (csrc/ops/cpu.h) for the CPU and QuantizedCPU keys, its device-generic
-// kernel (csrc/ops/composite.h) for every other backend, and the Autograd fallthrough; the
-// private loops behind the device-generic kernels. The writing overloads' version counting
-// (ADInplaceOrView): csrc/ops/autograd.cpp.
+// The torchops library, registered from csrc/overloads.h's lists: every overload's schema
+// and tags, its CPU kernel (csrc/ops/cpu.h) for the CPU and QuantizedCPU keys, its
+// device-generic kernel (csrc/ops/composite.h) for every other backend, and the Autograd
+// fallthrough; the private compute ops behind the device-generic kernels. The writing
+// overloads' version counting (ADInplaceOrView): csrc/ops/autograd.cpp.
 #include <torch/library.h>
 
 #include <vector>
@@ -41,11 +41,12 @@ TORCH_LIBRARY(torchops, m) {
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DEFINE)
 #undef TORCHOPS_DEFINE
 
-  // The loops of the device-generic kernels (csrc/ops/composite.cpp); private, untagged:
-  // only those kernels call them, below every key that traces or transforms a call.
-#define TORCHOPS_DEFINE_LOOP(function, Signature, name, schema) m.def(schema);
-  TORCHOPS_FOR_EACH_LOOP(TORCHOPS_DEFINE_LOOP)
-#undef TORCHOPS_DEFINE_LOOP
+  // The compute ops of the device-generic kernels (csrc/ops/composite.cpp); private,
+  // untagged: only those kernels call them, below every key that traces or transforms a
+  // call.
+#define TORCHOPS_DEFINE_COMPUTE(function, Signature, name, schema) m.def(schema);
+  TORCHOPS_FOR_EACH_COMPUTE(TORCHOPS_DEFINE_COMPUTE)
+#undef TORCHOPS_DEFINE_COMPUTE
 
   // The kernel level (csrc/dispatch/), as ops so that Python and C++ reach it alike.
   m.def("_cpu_capability() -> str", &torchops::cpu_capability);
@@ -61,8 +62,8 @@ TORCH_LIBRARY(torchops, m) {
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), &torchops::cpu::function);
 
 // TORCHOPS_CPU_KERNELS=composite or =triton (csrc/dispatch/capability.h) gives CPU tensors
-// the device-generic kernels instead, which call the composite loops or, with triton, those
-// torchops/_triton.py registers for the CPU.
+// the device-generic kernels instead, whose compute ops run their composite kernels or, with
+// triton, the Triton ones torchops/_triton.py registers for the CPU.
 #define TORCHOPS_IMPL_CPU_OR_COMPOSITE(function, Signature, kind, name, overload, schema) \
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), levels ? &torchops::cpu::function : &torchops::composite::function);
 
@@ -81,29 +82,31 @@ TORCH_LIBRARY_IMPL(torchops, QuantizedCPU, m) {
 
 // Every other backend (CUDA, XPU, MPS, PrivateUse1, Meta before torchops/_fake.py registers
 // the fake kernels, ...): the device-generic kernels, made of ATen ops. A backend's own
-// kernel overrides them (the CPU's above; torchops/_triton.py's loops for CUDA and XPU).
+// kernel overrides them (the CPU's above; the compute ops' Triton kernels for CUDA and XPU,
+// torchops/_triton.py).
 #define TORCHOPS_IMPL_COMPOSITE(function, Signature, kind, name, overload, schema) \
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), &torchops::composite::function);
-#define TORCHOPS_IMPL_COMPOSITE_LOOP(function, Signature, name, schema) m.impl(name, &torchops::composite::function);
+#define TORCHOPS_IMPL_COMPOSITE_COMPUTE(function, Signature, name, schema) \
+  m.impl(name, &torchops::composite::function);
 TORCH_LIBRARY_IMPL(torchops, CompositeExplicitAutograd, m) {
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_IMPL_COMPOSITE)
-  TORCHOPS_FOR_EACH_LOOP(TORCHOPS_IMPL_COMPOSITE_LOOP)
+  TORCHOPS_FOR_EACH_COMPUTE(TORCHOPS_IMPL_COMPOSITE_COMPUTE)
 }
 #undef TORCHOPS_IMPL_COMPOSITE
-#undef TORCHOPS_IMPL_COMPOSITE_LOOP
+#undef TORCHOPS_IMPL_COMPOSITE_COMPUTE
 
-// Autograd: a fallthrough for every overload and loop. Without a kernel at that key, PyTorch's
-// autograd fallback would run (boxed: every argument copied onto a stack and back) and
-// attach a grad_fn that warns or errors at backward time; with the fallthrough the
-// dispatcher skips the key, so a call costs nothing there and no output ever has a grad_fn
-// (the outputs are integer or bool tensors, which cannot require grad anyway).
+// Autograd: a fallthrough for every overload and compute op. Without a kernel at that key,
+// PyTorch's autograd fallback would run (boxed: every argument copied onto a stack and
+// back) and attach a grad_fn that warns or errors at backward time; with the fallthrough
+// the dispatcher skips the key, so a call costs nothing there and no output ever has a
+// grad_fn (the outputs are integer or bool tensors, which cannot require grad anyway).
 TORCH_LIBRARY_IMPL(torchops, Autograd, m) {
 #define TORCHOPS_FALLTHROUGH(function, Signature, kind, name, overload, schema) \
   m.impl(TORCHOPS_OVERLOAD_NAME(name, overload), torch::CppFunction::makeFallthrough());
   TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_FALLTHROUGH)
 #undef TORCHOPS_FALLTHROUGH
-#define TORCHOPS_LOOP_FALLTHROUGH(function, Signature, name, schema) \
+#define TORCHOPS_COMPUTE_FALLTHROUGH(function, Signature, name, schema) \
   m.impl(name, torch::CppFunction::makeFallthrough());
-  TORCHOPS_FOR_EACH_LOOP(TORCHOPS_LOOP_FALLTHROUGH)
-#undef TORCHOPS_LOOP_FALLTHROUGH
+  TORCHOPS_FOR_EACH_COMPUTE(TORCHOPS_COMPUTE_FALLTHROUGH)
+#undef TORCHOPS_COMPUTE_FALLTHROUGH
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One entry point for newcomers and CI. Sets up a virtual environment with one torch release
+# One script for newcomers and CI. Sets up a virtual environment with one torch release
 # of requirements-torch.txt and the tools of requirements-dev.txt, builds torchops (its two
 # extensions) into it when a source changed, then runs:
 #   demo            the specifications' worked examples through the ops, then the quick benchmark (the default)

@@ -2,7 +2,7 @@
 
 * ``OPCHECK_SAMPLES``: calls that torch.library.opcheck checks, and that the fake kernels must
   describe exactly (tests/test_torch_integration.py);
-* ``BAD_CALLS``: calls that each entry of the overload must refuse with the same exception and
+* ``BAD_CALLS``: calls that each kernel of the overload must refuse with the same exception and
   the same words, whatever runs it (the CPU kernels, the device-generic ones, the fake kernels
   under torch.compile and export; tests/test_torch_integration.py);
 * ``TYPED_CALLS``: every form of every function of the typed API, and the overload it

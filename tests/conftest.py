@@ -58,7 +58,7 @@ NUMPY_DTYPES = {
 OPERATIONS = [("LEFT", True), ("RIGHT", True), ("RIGHT", False)]
 OPERATION_IDS = ["left", "right_arith", "right_logical"]
 
-# Which public entry point a test goes through.
+# Which public API a test goes through.
 #   bitshift: torchops.bitshift(x, y, direction, arithmetic)
 #   paddle:   torchops.bitwise_{left,right}_shift(x, y, is_arithmetic)
 #   ops:      torch.ops.torchops.bitshift (overload picked by the dispatcher)
@@ -295,7 +295,7 @@ def expected_shift(x, y, direction, arithmetic=True):
 
 
 # --------------------------------------------------------------------------
-# calling the ops through each entry point
+# calling the ops through each API
 def shift(api, x, y, direction, arithmetic=True, out=None):
     import torchops
 
@@ -555,14 +555,14 @@ def run_python(code, **env):
 def _descendants(pid):
     """The pids of pid's children, their children, and so on, read from /proc."""
     children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
+    for name in os.listdir("/proc"):
+        if name.isdigit():
             try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
+                stat = Path(f"/proc/{name}/stat").read_text()
             except OSError:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
+            children.setdefault(ppid, []).append(int(name))
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):

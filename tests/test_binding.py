@@ -2,8 +2,9 @@
 
 The suites of the contract run on both call paths (conftest.call_path); this file checks
 what is particular to the binding: that the typed API calls it, with one signature for the
-function, its entry and its twin (torchops/_twins.py); that every call it does not take
-exactly as torch.ops would (a TorchFunctionMode, a __torch_function__ subclass) reaches its twin;
+function, its compiled function and its twin (torchops/_twins.py); that every call it does
+not take exactly as torch.ops would (a TorchFunctionMode, a __torch_function__ subclass)
+reaches its twin;
 that the dispatch keys below it (FakeTensorMode, make_fx, tracing, vmap, inference mode,
 version counters, torch.compile) see the same ops; threads; reference counts; and the
 torch.ops path when the binding is switched off or missing.
@@ -32,7 +33,7 @@ from conftest import DispatchRecorder, make_tensor
 pytestmark = pytest.mark.python_layers
 
 OPS = torch.ops.torchops
-# The functions with a compiled entry: the public API but the kernel-level query.
+# The functions with a compiled function: the public API but the kernel-level query.
 TYPED_FUNCTIONS = [name for name in ops.__all__ if name != "cpu_capability"]
 # The TorchScript signatures (the @overload stubs) of each, read when this file is collected:
 # torch.jit.script forgets a function's stubs once it has compiled them, as another test
@@ -74,25 +75,25 @@ def _eager(call):
 
 # --------------------------------------------------------------------------
 # What torchops exports
-def test_torchops_exports_the_typed_api_which_calls_the_compiled_entries():
+def test_torchops_exports_the_typed_api_which_calls_the_compiled_functions():
     assert torchops.call_path() == "binding"
     for name in TYPED_FUNCTIONS:
-        function, entry = getattr(torchops, name), _fastpath.FUNCTIONS[name]
+        function, compiled = getattr(torchops, name), _fastpath.FUNCTIONS[name]
         assert function is getattr(ops, name) and inspect.isfunction(function), function
-        assert inspect.isbuiltin(entry), f"the entry of torchops.{name} is {entry!r}, not compiled"
-        assert getattr(ops, f"_{name}_entry") is entry  # what a Python call of the function calls
-        assert entry.__name__ == name
+        assert inspect.isbuiltin(compiled), f"the compiled function of torchops.{name} is {compiled!r}, not compiled"
+        assert getattr(ops, f"_{name}_compiled") is compiled  # what a Python call of the function calls
+        assert compiled.__name__ == name
 
 
 @pytest.mark.parametrize("name", TYPED_FUNCTIONS)
-def test_the_function_its_entry_and_its_twin_have_one_signature(name):
-    function, entry, twin = getattr(torchops, name), _fastpath.FUNCTIONS[name], twins.TWINS[name]
+def test_the_function_its_compiled_function_and_its_twin_have_one_signature(name):
+    function, compiled, twin = getattr(torchops, name), _fastpath.FUNCTIONS[name], twins.TWINS[name]
     signature = inspect.signature(function, eval_str=True)
     assert inspect.signature(twin, eval_str=True) == signature
     plain = signature.replace(
         parameters=[p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()],
         return_annotation=inspect.Signature.empty)
-    assert inspect.signature(entry) == plain
+    assert inspect.signature(compiled) == plain
     assert inspect.getdoc(function)
     # The TorchScript signatures (the @overload stubs) narrow the types, nothing else.
     stubs = TORCHSCRIPT_STUBS[name]
@@ -105,8 +106,8 @@ def test_the_function_its_entry_and_its_twin_have_one_signature(name):
 
 
 def test_a_signature_that_strays_from_its_declaration_fails_the_import():
-    # torchops.ops holds each function's twin, entry and TorchScript signatures to its
-    # declaration when it is imported; a declaration that changed alone is caught.
+    # torchops.ops holds each function's twin, compiled function and TorchScript signatures
+    # to its declaration when it is imported; a declaration that changed alone is caught.
     def bitshift(x, y, direction, arithmetic=False, out=None):
         ...
 
@@ -114,23 +115,24 @@ def test_a_signature_that_strays_from_its_declaration_fails_the_import():
             "torchops: the twin of bitshift takes (x, y, direction, arithmetic=True, out=None), "
             "its declaration (torchops.ops) (x, y, direction, arithmetic=False, out=None)")):
         _fastpath.check_declarations({**vars(ops), "bitshift": bitshift})
-    # An entry without its function (a new op's compiled entry before its declaration).
+    # A compiled function without its typed function (a new op's, before its declaration).
     with pytest.raises(ImportError, match=re.escape(
-            "torchops: the binding has an entry for signbit and torchops/ops.py declares no such function")):
+            "torchops: the binding has a compiled function for signbit and torchops/ops.py declares no such "
+            "function")):
         _fastpath.check_declarations({name: f for name, f in vars(ops).items() if name != "signbit"})
     _fastpath.check_declarations(vars(ops))
 
 
-def test_a_python_call_reaches_the_entry():
-    # The entry is what a Python call of the typed API runs: with the entry replaced, the
-    # function calls the replacement, with the arguments as given.
+def test_a_python_call_reaches_the_compiled_function():
+    # The compiled function is what a Python call of the typed API runs: with it replaced,
+    # the function calls the replacement, with the arguments as given.
     seen = []
-    entry = ops._bitwise_left_shift_entry
-    ops._bitwise_left_shift_entry = lambda *args: seen.append(args) or "entry's answer"
+    compiled = ops._bitwise_left_shift_compiled
+    ops._bitwise_left_shift_compiled = lambda *args: seen.append(args) or "the replacement's answer"
     try:
-        assert torchops.bitwise_left_shift(1, 2, False) == "entry's answer"
+        assert torchops.bitwise_left_shift(1, 2, False) == "the replacement's answer"
     finally:
-        ops._bitwise_left_shift_entry = entry
+        ops._bitwise_left_shift_compiled = compiled
     assert seen == [(1, 2, False, None, None)]
 
 
@@ -448,8 +450,8 @@ def _guarded_globals(function, *args):
 
     torch._dynamo.reset()
     torch.compile(function, backend="eager", fullgraph=True)(*args)
-    (entry,) = _debug_get_cache_entry_list(function)
-    return set(re.findall(r"source=(G\[[^,]*?)(?:,|$)", str(entry.guard_manager), re.M))
+    (cache_entry,) = _debug_get_cache_entry_list(function)
+    return set(re.findall(r"source=(G\[[^,]*?)(?:,|$)", str(cache_entry.guard_manager), re.M))
 
 
 @pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
@@ -590,7 +592,7 @@ def test_every_argument_by_keyword_and_keywords_not_interned():
     (lambda f, x: f["signbit"](), r"missing 1 required positional argument: 'x'"),
     (lambda f, x: f["bitwise_left_shift_"](x, 1, True, None, None, None), r"takes from 2 to 5 positional"),
 ], ids=["too many", "twice", "unknown", "missing", "signbit missing", "in place too many"])
-@pytest.mark.parametrize("called", ["typed API", "entries"])
+@pytest.mark.parametrize("called", ["typed API", "compiled functions"])
 def test_a_call_that_does_not_fit_the_signature_gets_pythons_type_error(call, message, called):
     functions = {name: getattr(torchops, name) for name in TYPED_FUNCTIONS} if called == "typed API" \
         else _fastpath.FUNCTIONS

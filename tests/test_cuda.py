@@ -1,6 +1,6 @@
 """On a CUDA device: every overload gives the CPU kernels' answers, on both of the device's
-paths (the Triton loops, where Triton is installed, and the ATen loops), eager, compiled,
-under vmap and opcheck.
+paths (the compute ops' Triton kernels, where Triton is installed, and their ATen kernels),
+eager, compiled, under vmap and opcheck.
 
 The cases of every op are made from what an op declares and from tests/calls.py, so that a
 new op is swept here with no line of its own: each overload on every dtype of its
@@ -43,10 +43,10 @@ op = torch.ops.torchops
 
 @pytest.fixture(params=["triton", "aten"], scope="module")
 def device_path(request):
-    """The device's Triton loops, then its ATen loops (the Triton ones taken out)."""
+    """The device's Triton compute kernels, then its ATen ones (the Triton ones taken out)."""
     if request.param == "triton":
         if DEVICE.upper() not in _triton.registered():
-            pytest.skip(f"no Triton loops for {DEVICE} (Triton is not installed)")
+            pytest.skip(f"no Triton compute kernels for {DEVICE} (Triton is not installed)")
         yield "triton"
         return
     keys = _triton.registered()

@@ -1,5 +1,6 @@
 """Every device: which kernel each backend gets, the switch that sends CPU tensors to the
-other devices' paths (TORCHOPS_CPU_KERNELS), and the Triton loops' registration.
+other devices' paths (TORCHOPS_CPU_KERNELS), and the registration of the compute ops'
+Triton kernels.
 
 The paths themselves are checked by the semantic suites, run whole under
 TORCHOPS_CPU_KERNELS=composite and =triton (.ci/run); on a machine with a GPU,
@@ -26,27 +27,27 @@ def test_every_overload_runs_on_every_backend(backend):
     assert not missing, f"no {backend} kernel: {missing}"
 
 
-@pytest.mark.parametrize("loop", sorted(_triton.LOOPS))
-def test_the_loops_are_private_ops_with_an_aten_kernel_everywhere(loop):
-    name = f"torchops::{loop}"
+@pytest.mark.parametrize("compute_op", sorted(_triton.COMPUTE_OPS))
+def test_the_compute_ops_are_private_ops_with_an_aten_kernel_everywhere(compute_op):
+    name = f"torchops::{compute_op}"
     assert torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeExplicitAutograd")
-    assert str(getattr(torch.ops.torchops, loop).default) not in {str(o) for o in OVERLOADS}
+    assert str(getattr(torch.ops.torchops, compute_op).default) not in {str(o) for o in OVERLOADS}
 
 
-def test_every_loop_has_a_triton_launcher():
+def test_every_compute_op_has_a_triton_launcher():
     # Read from the source: importing the launchers needs Triton, which this torch may lack.
     tree = ast.parse(Path(_triton.__file__).with_name("_triton_kernels.py").read_text())
     launchers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    missing = sorted(f"{loop} (launcher {launcher})" for loop, launcher in _triton.LOOPS.items()
+    missing = sorted(f"{compute_op} (launcher {launcher})" for compute_op, launcher in _triton.COMPUTE_OPS.items()
                      if launcher not in launchers)
     assert not missing, f"torchops/_triton_kernels.py has no launcher for {', '.join(missing)}: add it there"
 
 
 @pytest.mark.skipif(not _triton.available(), reason="Triton is not installed with this torch")
-@pytest.mark.parametrize("loop", sorted(_triton.LOOPS))
+@pytest.mark.parametrize("compute_op", sorted(_triton.COMPUTE_OPS))
 @pytest.mark.parametrize("device", _triton.DEVICES)
-def test_with_triton_installed_the_loops_of_cuda_and_xpu_are_triton(loop, device):
-    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"torchops::{loop}", device)
+def test_with_triton_installed_the_compute_ops_of_cuda_and_xpu_are_triton(compute_op, device):
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"torchops::{compute_op}", device)
 
 
 def test_import_does_not_import_triton():
@@ -83,9 +84,9 @@ def test_a_value_that_is_not_a_choice_fails_the_import_naming_it(value):
             "(choices: composite, triton; unset for the compiled levels)") in result.stderr
 
 
-def test_when_triton_fails_to_import_the_aten_loops_take_over_with_a_warning():
-    # The Triton loops registered (as on a machine with a GPU), then their kernels' module
-    # failing to import: the first call warns, takes the loops out and runs the ATen loop.
+def test_when_triton_fails_to_import_the_aten_kernels_take_over_with_a_warning():
+    # The Triton kernels registered (as on a machine with a GPU), then their module failing
+    # to import: the first call warns, takes the Triton kernels out and runs the ATen one.
     code = ("import sys, warnings, torch, torchops\n"
             "from torchops import _triton\n"
             "if not _triton.registered():\n"
@@ -95,7 +96,7 @@ def test_when_triton_fails_to_import_the_aten_loops_take_over_with_a_warning():
             "out = torch.empty(3, dtype=torch.bool)\n"
             "with warnings.catch_warnings(record=True) as caught:\n"
             "    warnings.simplefilter('always')\n"
-            "    _triton._loop('_signbit_loop', 'signbit_loop')(out, x)\n"
+            "    _triton._kernel('_signbit_compute', 'signbit_compute')(out, x)\n"
             "print(out.tolist(), _triton.registered())\n"
             "print(caught[0].message)\n")
     result = run_python(code)
@@ -103,6 +104,6 @@ def test_when_triton_fails_to_import_the_aten_loops_take_over_with_a_warning():
     lines = result.stdout.splitlines()
     assert lines[0] == "[True, False, True] ()"
     assert lines[1].startswith("torchops: Triton could not be imported (ModuleNotFoundError(") and lines[1].endswith(
-        "the ops run their ATen loops on every device")
-    assert not torch._C._dispatch_has_kernel_for_dispatch_key("torchops::_signbit_loop", "CPU")
+        "the ops run their ATen compute kernels on every device")
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key("torchops::_signbit_compute", "CPU")
 

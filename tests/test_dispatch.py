@@ -92,11 +92,11 @@ def restore_level():
     torch.ops.torchops._set_cpu_capability(before)
 
 
-def test_a_kernel_table_that_leaves_an_entry_out_does_not_compile(tmp_path):
+def test_a_kernel_table_that_leaves_a_slot_out_does_not_compile(tmp_path):
     """Every level's KernelTable starts from the portable one (csrc/kernels/kernels_impl.h's
-    portable_table), which must set every entry (csrc/kernels/kernels.h's Entry): one left out
+    portable_table), which must set every slot (csrc/kernels/kernels.h's Slot): one left out
     would be a null pointer called at run time. The portable level's file compiles as it is,
-    and not with the last entry of that table taken out."""
+    and not with the last slot of that table taken out."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     kernels = os.path.join(root, "csrc", "kernels")
     impl = open(os.path.join(kernels, "kernels_impl.h")).read()

@@ -150,7 +150,7 @@ def test_onnxruntime_bitshift_28_agrees_with_torchops_on_every_pair():
 
 
 def test_onnxruntime_cast_between_signed_and_unsigned_keeps_the_bits():
-    # What the composites below opset 28 rest on, and narrowing casts keeping the low bits.
+    # What the decompositions below opset 28 rest on, and narrowing casts keeping the low bits.
     pairs = [(s, u) for s in SIGNED_DTYPES for u in INT_DTYPES if not u.is_signed
              and torch.iinfo(s).bits == torch.iinfo(u).bits]
     cases = pairs + [(u, s) for s, u in pairs] + [(torch.int64, torch.int8), (torch.uint64, torch.uint16)]
@@ -472,7 +472,7 @@ def test_export_refuses_what_is_not_the_dynamo_exporters():
 
 
 def test_verify_catches_a_translation_that_is_not_exact():
-    # A table entry of the caller's wins; this one shifts int8 right without the sign fill.
+    # The caller's translation of an op wins; this one shifts int8 right without the sign fill.
     from onnxscript import opset18 as op
 
     def zero_filling(x, y, direction, arithmetic=True):

@@ -15,7 +15,7 @@ What is drawn (docs/semantics.md sections 2-7):
     both signs, -0.0, infinities, subnormals);
   * counts: tensors over the whole range of their dtype (weighted to the edges
     of [0, n)), Python ints of any size (far outside int64 too);
-  * the functional, in-place and out= forms through every entry point.
+  * the functional, in-place and out= forms through every API (conftest.APIS).
 
 Every example runs all three operations (left, arithmetic right, logical
 right; upper- or lower-case direction, a drawn flag for the left shift) at

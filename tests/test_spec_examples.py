@@ -2,7 +2,7 @@
 version 28, Paddle's shift RFC, pypto's signbit; docs/semantics.md section 9) and the
 contract, with the expected values written out as the documents give them.
 
-Each example is checked against torchops through every entry point and also
+Each example is checked against torchops through every API (conftest.APIS) and also
 against tests/model.py, so a wrong model cannot hide behind these cases.
 """
 

@@ -19,8 +19,8 @@ _cpu_kernels = torch.ops.torchops._cpu_capability()
 
 from torchops import _triton  # noqa: E402
 
-# The Triton loops for CUDA and XPU (Triton itself is imported on their first call), and
-# for CPU tensors under TORCHOPS_CPU_KERNELS=triton.
+# The compute ops' Triton kernels for CUDA and XPU (Triton itself is imported on their first
+# call), and for CPU tensors under TORCHOPS_CPU_KERNELS=triton.
 if _cpu_kernels == "triton" and not _triton.available():
     raise ImportError("torchops: TORCHOPS_CPU_KERNELS=triton runs the Triton kernels on CPU tensors, but Triton is "
                       "not installed (torch's CUDA wheels bring it; `pip install triton` otherwise)")

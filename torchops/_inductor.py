@@ -198,7 +198,7 @@ def _lowerings(fuse: bool) -> dict:
 
     def shift_by_constant(x, count: int, dtype: torch.dtype, left: bool, arithmetic: bool):
         """The same by a count known while compiling: settled here, so the generated code is
-        what the builtin composite gives (a logical shift: the arithmetic one and a mask)."""
+        what the equivalent chain of builtins gives (a logical shift: the arithmetic one and a mask)."""
         bits = torch.iinfo(dtype).bits
         if not left and arithmetic and dtype.is_signed:
             return ops.bitwise_right_shift(x, ops.constant(count if 0 <= count < bits else bits - 1, dtype))

@@ -2,7 +2,7 @@
 
 torch.distributed.tensor (about half a second) and torch._dynamo (over a second) cost far
 more than torchops's own import, and most programs never load them. torchops registers
-what they need (DTensor sharding rules, torch.compile's twins of the compiled entries) at
+what they need (DTensor sharding rules, torch.compile's twins of the compiled functions) at
 once if the module is loaded, and otherwise right after whoever imports it first has
 imported it, before any of its users can run: a one-shot finder on ``sys.meta_path`` wraps
 the module's loader for that one import.

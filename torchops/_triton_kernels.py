@@ -1,4 +1,4 @@
-"""Triton loops behind torchops's CUDA and XPU kernels.
+"""Triton kernels of torchops's compute ops, for CUDA and XPU: one launcher per compute op.
 
 The C++ entry has already checked the arguments, chosen the result dtype and allocated
 or resized `out`; the launchers here only compute, in one kernel launch per call (none
@@ -204,7 +204,7 @@ def _shift_constexprs(dtype, op):
     return dict(OP=op, N_BITS=dtype.itemsize * 8, U=_UNSIGNED[dtype])
 
 
-def bitshift_loop(out, x, y, op):
+def bitshift_compute(out, x, y, op):
     """out = shift(x, y) with x and y converted to out.dtype; op is LEFT, LOGICAL_RIGHT or
     ARITHMETIC_RIGHT. x and y broadcast to out's shape; out may be x or y."""
     if out.numel() == 0:
@@ -213,7 +213,7 @@ def bitshift_loop(out, x, y, op):
     _launch(_bitshift_kernel, out, (out, x, y), (), **_shift_constexprs(out.dtype, op))
 
 
-def bitshift_scalar_loop(out, x, count, op):
+def bitshift_scalar_compute(out, x, count, op):
     """out = shift(x, count); x of out's dtype and shape (may be out), count an int in
     [0, 64] (the caller clamps it; anything >= the width is out of range)."""
     if out.numel() == 0:
@@ -221,7 +221,7 @@ def bitshift_scalar_loop(out, x, count, op):
     _launch(_bitshift_scalar_kernel, out, (out, x), (count,), **_shift_constexprs(out.dtype, op))
 
 
-def signbit_loop(out, x):
+def signbit_compute(out, x):
     """out (bool, x's shape) = the sign bit of x: IEEE sign bit for floats, x < 0 for
     signed ints, False for unsigned ints and bool."""
     if out.numel() == 0:
@@ -233,7 +233,7 @@ def signbit_loop(out, x):
     _launch(_signbit_kernel, out, (out, x), ())
 
 
-def bitwise_count_loop(out, x):
+def bitwise_count_compute(out, x):
     """out (uint8, x's shape) = the 1 bits of |x| for ints, x's value for bool (docs/semantics.md
     section 7). out may be x (a uint8 x)."""
     if out.numel() == 0:

@@ -1,6 +1,6 @@
 """The typed API through ``torch.ops``: the *twin* of each function of ``torchops.ops``.
 
-The compiled entries (binding/python_binding.cpp, torchops/_fastpath.py) take the common
+The compiled functions (binding/python_binding.cpp, torchops/_fastpath.py) take the common
 calls of the typed API and hand every other one (a tensor subclass, a TorchFunctionMode, a
 NumPy integer, a Python-int x, a wrong argument) to the twin of the same signature here,
 which reaches the operators through ``torch.ops`` and owns the argument checks and messages
@@ -70,7 +70,7 @@ def _make_twins() -> dict:
 
     def say_as(called: str, error: BaseException) -> None:
         """Makes an error whose message names an op (``torchops.bitshift: ...``) name `called`
-        instead, keeping its type. The compiled entries say the op's errors with it too."""
+        instead, keeping its type. The compiled functions say the op's errors with it too."""
         message = error.args[0] if len(error.args) == 1 else None
         if isinstance(message, str) and message.startswith(_OP_PREFIXES):
             error.args = (f"{called}: {message.partition(': ')[2]}",)
@@ -169,7 +169,7 @@ def _make_twins() -> dict:
             return _call_op(called, _BITSHIFT_INPLACE, x, y, direction, arithmetic)
         return _call_op(called, _BITSHIFT_INPLACE_SCALAR, x, _clamped_count(called, y), direction, arithmetic)
 
-    # The twins, with the signatures of torchops.ops (and of the binding's entries).
+    # The twins, with the signatures of torchops.ops (and of the binding's compiled functions).
     def bitshift(
         x: Union[Tensor, int],
         y: Union[Tensor, int],

@@ -1,8 +1,8 @@
 """ONNX export of models that use torchops, through ``torch.onnx.export(..., dynamo=True)``.
 
 - :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
-  reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, composites of
-  standard ops below that, and for bitwise_count, which has no ONNX op, at every opset.
+  reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, decompositions
+  into standard ops below that, and for bitwise_count, which has no ONNX op, at every opset.
 - :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
   cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
   really produced, and an exact comparison with eager when asked.
@@ -221,8 +221,8 @@ def _signbit_translation(opset: int, placeholders: bool) -> Callable:
 
 def _check_float_signbit_opset(dtype: torch.dtype, opset: int) -> None:
     if opset < BITCAST_OPSET:
-        # Without BitCast the best composite is wrong for NaNs with the sign bit set: refused,
-        # never approximated.
+        # Without BitCast the best decomposition is wrong for NaNs with the sign bit set:
+        # refused, never approximated.
         raise NotImplementedError(
             f"{SIGNBIT}: exporting signbit of a {_name(dtype)} tensor needs opset_version >= "
             f"{BITCAST_OPSET} (ONNX BitCast reads the sign bit of -0.0 and of NaNs); got opset_version={opset}"

@@ -2,14 +2,15 @@
 
 Each function is declared here once: its signature, its docstring and, for TorchScript,
 the signatures it is compiled for (the ``@overload`` stubs, the same parameters with
-narrower types). Called from Python, it calls its compiled entry (torchops/_fastpath.py),
-which calls the operator through the dispatcher and hands every call it does not take to
-the function's twin (torchops/_twins.py, through ``torch.ops``, where the argument checks
-and messages live); torch.compile traces the twin in its place. Compiled by
-``torch.jit.script``, once for each of its signatures, it is the ``torch.ops.torchops``
-calls below, so that a scripted model calling the typed API saves and runs wherever the
-operator library is loaded, C++ programs included. The entry, the twin and the stubs are
-held to the declaration at import (the end of this file). The rules: docs/semantics.md.
+narrower types). Called from Python, it calls its compiled function
+(torchops/_fastpath.py), which calls the operator through the dispatcher and hands every
+call it does not take to the function's twin (torchops/_twins.py, through ``torch.ops``,
+where the argument checks and messages live); torch.compile traces the twin in its place.
+Compiled by ``torch.jit.script``, once for each of its signatures, it is the
+``torch.ops.torchops`` calls below, so that a scripted model calling the typed API saves
+and runs wherever the operator library is loaded, C++ programs included. The compiled
+function, the twin and the stubs are held to the declaration at import (the end of this
+file). The rules: docs/semantics.md.
 """
 from typing import Optional, Union, overload
 
@@ -32,14 +33,14 @@ __all__ = [
 # TorchScript compiles only the branch `not is_scripting()` skips; torch.compile reads it as False.
 _is_scripting = torch.jit.is_scripting
 
-# The entries Python calls go to, one global each (the cheapest lookup).
-_bitshift_entry = _fastpath.FUNCTIONS["bitshift"]
-_bitwise_left_shift_entry = _fastpath.FUNCTIONS["bitwise_left_shift"]
-_bitwise_right_shift_entry = _fastpath.FUNCTIONS["bitwise_right_shift"]
-_bitwise_left_shift__entry = _fastpath.FUNCTIONS["bitwise_left_shift_"]
-_bitwise_right_shift__entry = _fastpath.FUNCTIONS["bitwise_right_shift_"]
-_signbit_entry = _fastpath.FUNCTIONS["signbit"]
-_bitwise_count_entry = _fastpath.FUNCTIONS["bitwise_count"]
+# The compiled functions Python calls go to, one global each (the cheapest lookup).
+_bitshift_compiled = _fastpath.FUNCTIONS["bitshift"]
+_bitwise_left_shift_compiled = _fastpath.FUNCTIONS["bitwise_left_shift"]
+_bitwise_right_shift_compiled = _fastpath.FUNCTIONS["bitwise_right_shift"]
+_bitwise_left_shift__compiled = _fastpath.FUNCTIONS["bitwise_left_shift_"]
+_bitwise_right_shift__compiled = _fastpath.FUNCTIONS["bitwise_right_shift_"]
+_signbit_compiled = _fastpath.FUNCTIONS["signbit"]
+_bitwise_count_compiled = _fastpath.FUNCTIONS["bitwise_count"]
 
 
 # Each function's signatures, for type checkers (typing.overload) and for TorchScript
@@ -162,7 +163,7 @@ def bitshift(
     docs/semantics.md in the torchops repository.
     """
     if not _is_scripting():
-        return _bitshift_entry(x, y, direction, arithmetic, out)
+        return _bitshift_compiled(x, y, direction, arithmetic, out)
     return _scripted_shift("torchops.bitshift", x, y, direction, arithmetic, out)
 
 
@@ -202,7 +203,7 @@ def bitwise_left_shift(
     ``out`` as in :func:`bitshift`.
     """
     if not _is_scripting():
-        return _bitwise_left_shift_entry(x, y, is_arithmetic, out, name)
+        return _bitwise_left_shift_compiled(x, y, is_arithmetic, out, name)
     return _scripted_shift("torchops.bitwise_left_shift", x, y, "LEFT", is_arithmetic, out)
 
 
@@ -242,7 +243,7 @@ def bitwise_right_shift(
     and ignored. Arguments, promotion and ``out`` as in :func:`bitshift`.
     """
     if not _is_scripting():
-        return _bitwise_right_shift_entry(x, y, is_arithmetic, out, name)
+        return _bitwise_right_shift_compiled(x, y, is_arithmetic, out, name)
     return _scripted_shift("torchops.bitwise_right_shift", x, y, "RIGHT", is_arithmetic, out)
 
 
@@ -274,7 +275,7 @@ def bitwise_left_shift_(
     is ignored.
     """
     if not _is_scripting():
-        return _bitwise_left_shift__entry(x, y, is_arithmetic, out, name)
+        return _bitwise_left_shift__compiled(x, y, is_arithmetic, out, name)
     return _scripted_shift_("torchops.bitwise_left_shift_", x, y, "LEFT", is_arithmetic, out)
 
 
@@ -306,7 +307,7 @@ def bitwise_right_shift_(
     is ignored.
     """
     if not _is_scripting():
-        return _bitwise_right_shift__entry(x, y, is_arithmetic, out, name)
+        return _bitwise_right_shift__compiled(x, y, is_arithmetic, out, name)
     return _scripted_shift_("torchops.bitwise_right_shift_", x, y, "RIGHT", is_arithmetic, out)
 
 
@@ -319,7 +320,7 @@ def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
     grad. ``torch.jit.script`` compiles it.
     """
     if not _is_scripting():
-        return _signbit_entry(x, out)
+        return _signbit_compiled(x, out)
     if out is None:
         return torch.ops.torchops.signbit(x)
     return torch.ops.torchops.signbit(x, out=out)
@@ -336,7 +337,7 @@ def bitwise_count(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
     compiles it.
     """
     if not _is_scripting():
-        return _bitwise_count_entry(x, out)
+        return _bitwise_count_compiled(x, out)
     if out is None:
         return torch.ops.torchops.bitwise_count(x)
     return torch.ops.torchops.bitwise_count(x, out=out)
@@ -353,7 +354,7 @@ def cpu_capability() -> str:
     return torch.ops.torchops._cpu_capability()
 
 
-# The twins, the compiled entries and the TorchScript signatures are held to the declarations
+# The twins, the compiled functions and the TorchScript signatures are held to the declarations
 # above, and torch.compile traces each function's twin in its place (torchops/_fastpath.py).
 _fastpath.check_declarations(globals())
 _fastpath.compile_as_twins({name: globals()[name] for name in _fastpath.FUNCTIONS})

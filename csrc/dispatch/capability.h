@@ -6,8 +6,8 @@
 //
 // TORCHOPS_CPU_KERNELS=composite or =triton (read when the library loads) sends CPU tensors
 // to the path other devices take instead (csrc/ops/composite.cpp; with triton, the Triton
-// loops that torchops/_triton.py registers, run by Triton's interpreter), so that those paths
-// are tested on a machine without a GPU; the level is then that name.
+// compute kernels that torchops/_triton.py registers, run by Triton's interpreter), so that
+// those paths are tested on a machine without a GPU; the level is then that name.
 #pragma once
 
 #include <string>

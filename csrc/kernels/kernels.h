@@ -1,7 +1,7 @@
 // The kernel layer: loops over contiguous arrays, one set per instruction-set level.
 //
 // The rules these loops implement are stated in docs/semantics.md; this header only
-// records how the CPU entry points (csrc/ops/) reduce them to a few cases:
+// records how the CPU entries (csrc/ops/) reduce them to a few cases:
 //
 //  * A shift only sees unsigned lanes of 1, 2, 4 or 8 bytes. Two's complement makes a
 //    left shift and a logical right shift the same on signed and unsigned values, and a
@@ -43,17 +43,17 @@ struct Rows {
   int64_t out_stride;
 };
 
-// One entry of a KernelTable: a function pointer that cannot be left out. Aggregate
+// One slot of a KernelTable: a function pointer that cannot be left out. Aggregate
 // initialization value-initializes a member that a table's braces leave out, and this type
-// has no default constructor, so a level that misses an entry does not compile (a plain
+// has no default constructor, so a level that misses a slot does not compile (a plain
 // pointer would be left null, with only a warning). Called like the function.
 template <typename Function>
-struct Entry;
+struct Slot;
 
 template <typename Result, typename... Args>
-struct Entry<Result (*)(Args...)> {
-  Entry() = delete;
-  constexpr Entry(Result (*function)(Args...)) : function(function) {}  // implicit: a table is a brace list
+struct Slot<Result (*)(Args...)> {
+  Slot() = delete;
+  constexpr Slot(Result (*function)(Args...)) : function(function) {}  // implicit: a table is a brace list
   Result operator()(Args... args) const { return function(args...); }
   Result (*function)(Args...);
 };
@@ -67,27 +67,27 @@ struct Steps {
 
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
-// A shift by a count tensor (of x's width), an entry of two kinds below.
+// A shift by a count tensor (of x's width), a slot of two kinds below.
 using ShiftByTensor = void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                                bool streaming);
 
 struct KernelTable {
   // out[i] = shift(x[i], count[i]) on `width`-byte unsigned lanes; count has x's width.
-  Entry<ShiftByTensor> shift;
+  Slot<ShiftByTensor> shift;
   // out[i] = shift(x[i], count): one count for every element (count >= width: out of range).
-  Entry<void (*)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
-                 bool streaming)>
+  Slot<void (*)(ShiftOp op, int width, const void* x, uint64_t count, void* out, const Rows& rows,
+                bool streaming)>
       shift_by_scalar;
   // out[i] = shift(x[i], count of the row): one count per row, the `width`-byte element at
   // count + r * rows.count_stride for row r (a count of shape (rows, 1)). Each row is shifted
   // as by shift_by_scalar, the count settled once per row, not once per element.
-  Entry<ShiftByTensor> shift_by_row_count;
+  Slot<ShiftByTensor> shift_by_row_count;
   // out[i] = top bit of the `width`-byte element x[i].
-  Entry<void (*)(int width, const void* x, bool* out, const Rows& rows)> signbit;
+  Slot<void (*)(int width, const void* x, bool* out, const Rows& rows)> signbit;
   // out[i] = shift(x[i], count[i]) as by `shift`, read and written in place in rows whose
   // elements are `steps` apart (a transposed x, every other element).
-  Entry<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
-                 const Steps& steps)>
+  Slot<void (*)(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
+                const Steps& steps)>
       shift_strided;
   // Whether a shift by a count tensor whose operands are not contiguous along their rows (of
   // `width`-byte elements, `step` bytes apart at most) goes to shift_strided (true) or to
@@ -96,10 +96,10 @@ struct KernelTable {
   // transposed operand, whose tiles read each cache line once; they cost more than they save
   // where `shift` is a scalar loop (x86-64's portable level: SSE2 has no shift by a count per
   // lane), and on wide elements a short step apart, which the scalar loop reads in order.
-  Entry<bool (*)(int width, int64_t step)> strided_shift_in_place;
+  Slot<bool (*)(int width, int64_t step)> strided_shift_in_place;
   // out[i] = the number of 1 bits of the `width`-byte element x[i], read as unsigned, or of
   // its magnitude when `is_signed`; rows.x_stride and rows.out_stride apart.
-  Entry<void (*)(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows)> bitwise_count;
+  Slot<void (*)(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows)> bitwise_count;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

@@ -207,7 +207,7 @@ constinit const KernelTable kernel_table = kTable;
 // narrowed to one byte per lane by vpmovwb/db/qb. A row's last, partial vector is read and
 // written under a mask (a masked-off lane is neither read nor written, nor can it fault).
 // Its own namespace and portable loops, compiled for these extensions too; its table takes
-// every other entry from namespace avx512.
+// every other slot from namespace avx512.
 #pragma GCC push_options
 #pragma GCC target("avx512bitalg,avx512vpopcntdq")
 

@@ -30,7 +30,7 @@ inline uint64_t load_count(int width, const char* p) {
 }
 
 // f(width, op), both as compile-time constants (std::integral_constant), for a run-time
-// lane width in bytes and op: the one switch of the levels' entries.
+// lane width in bytes and op: the one switch of the levels' slots.
 template <typename F>
 inline void with_width_and_op(int width, ShiftOp op, const F& f) {
   const auto with_op = [&](auto w) {
@@ -225,7 +225,7 @@ void signbit_lanes(const void* x, bool* out, const Rows& rows) {
   map_lanes<U, bool>(rows, x, out, [](U a) { return static_cast<bool>(a >> (kBits<U> - 1)); });
 }
 
-// The table entries take untyped pointers, a lane width in bytes and the op, dispatched here.
+// The table's slots take untyped pointers, a lane width in bytes and the op, dispatched here.
 // The portable loops leave `streaming` to the compiler: it has no portable spelling.
 inline void shift(ShiftOp op, int width, const void* x, const void* count, void* out, const Rows& rows,
                   bool /*streaming*/) {
@@ -383,9 +383,9 @@ inline bool strided_shift_in_place(int /*width*/, int64_t /*step*/) {
 }
 
 // The table of the bodies above, compiled for the including level. A level's table starts
-// from it and replaces the entries the level has loops of its own for (kernels_avx2.cpp),
-// so an entry no level vectorizes is its body here and its place in this list. An Entry has
-// no default constructor: this list cannot leave one out (kernels.h).
+// from it and replaces the slots the level has loops of its own for (kernels_avx2.cpp), so
+// a slot no level vectorizes is its body here and its place in this list. A Slot has no
+// default constructor: this list cannot leave one out (kernels.h).
 constexpr KernelTable portable_table() {
   return {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit,
           &shift_strided, &strided_shift_in_place, &bitwise_count};

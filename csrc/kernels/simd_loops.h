@@ -223,7 +223,7 @@ void shift_by_row_count_simd(ShiftOp op, int width, const void* x, const void* c
 // on no AVX-512 CPU.
 bool strided_shift_in_place_simd(int width, int64_t step) { return width >= 4 && step <= 64; }
 
-// A vector level's table before its own entries: the portable one (kernels_impl.h) with this
+// A vector level's table before its own slots: the portable one (kernels_impl.h) with this
 // header's shifts and strided rule.
 constexpr KernelTable simd_table() {
   KernelTable table = portable_table();

@@ -1,4 +1,4 @@
-// CPU entry points of torchops::bitshift: the argument checks (csrc/ops/checks.h),
+// CPU entries of torchops::bitshift: the argument checks (csrc/ops/checks.h),
 // TensorIterator set-up (broadcasting, promotion, strides, output allocation, threads) and
 // the call into the kernel table. The rules themselves: docs/semantics.md.
 #include <ATen/ATen.h>

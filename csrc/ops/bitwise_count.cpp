@@ -1,4 +1,4 @@
-// torchops::bitwise_count's entries, CPU and device-generic, and its composite loop: its
+// torchops::bitwise_count's entries, CPU and device-generic, and its composite compute op: its
 // kernels (its check of x is checks.h's check_integer_or_bool_input); the rest is
 // csrc/ops/unary.h's. The rules: docs/semantics.md.
 #include <ATen/ATen.h>
@@ -33,7 +33,7 @@ void bitwise_count_rows(at::ScalarType dtype, const void* x, void* out, const Ro
 }
 
 constexpr UnaryOp kBitwiseCount{kBitwiseCountOp, at::kByte, &check_integer_or_bool_input, &bitwise_count_rows,
-                                &op::bitwise_count_loop};
+                                &op::bitwise_count_compute};
 
 }  // namespace
 
@@ -55,7 +55,7 @@ at::Tensor& bitwise_count_out(const at::Tensor& x, at::Tensor& out) { return una
 // then the count of those bits by halves (SWAR, as kernels_impl.h's count_ones), where each
 // right shift is arithmetic and the mask after it clears the copies of the sign bit it
 // brought in, which makes it the logical shift. The count is the low byte.
-void bitwise_count_loop(at::Tensor& out, const at::Tensor& x) {
+void bitwise_count_compute(at::Tensor& out, const at::Tensor& x) {
   const at::ScalarType dtype = x.scalar_type();
   if (dtype == at::kBool) return void(out.copy_(x));  // true: 1
   const at::ScalarType computed = signed_of_width(dtype);

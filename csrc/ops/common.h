@@ -1,4 +1,4 @@
-// Helpers shared by the CPU entry points: the direct path's overlap rule and running the
+// Helpers shared by the CPU entries: the direct path's overlap rule and running the
 // contiguous kernels over the strided rows of a TensorIterator loop (run_rows). The
 // argument checks, which every backend's entries share: csrc/ops/checks.h.
 #pragma once

@@ -1,19 +1,20 @@
 // The device-generic kernels of bitshift: every overload on every backend that has no kernel
 // of its own (CUDA, XPU, MPS, PrivateUse1, ...), with the CPU kernels' answers
-// (docs/semantics.md), and what every op's device-generic entries and loops share. The unary
-// ops' (signbit, bitwise_count) are in their own files, through csrc/ops/unary.h.
+// (docs/semantics.md), and what every op's device-generic entries and compute ops share.
+// The unary ops' (signbit, bitwise_count) are in their own files, through csrc/ops/unary.h.
 //
 // An entry runs the CPU entry's checks (csrc/ops/checks.h) in the same order, then has
 // TensorIterator allocate the result, or resize out=, exactly as the CPU kernels' iterator
-// does (layout, resize warning, overlap refusals), and hands it to the op's loop, a private
-// op (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP) called through the dispatcher: Triton's on
-// CUDA and XPU when torchops/_triton.py registered it, the composite one elsewhere.
+// does (layout, resize warning, overlap refusals), and hands it to the op's compute op, a
+// private op (csrc/overloads.h's TORCHOPS_FOR_EACH_COMPUTE) called through the dispatcher,
+// whose kernel is Triton's on CUDA and XPU when torchops/_triton.py registered it, the
+// composite one elsewhere.
 //
-// The composite loops are made of ATen ops only, so they run wherever ATen runs, without
-// Python. Nothing in them depends on a device's own treatment of out-of-range counts or of
-// the unsigned dtypes, which differ (PyTorch's CUDA shifts take no uint16/32/64 and have no
-// logical right shift): values are computed on the bits of the signed dtype of the result's
-// width, and every count is brought into range before it reaches a shift.
+// The composite compute ops are made of ATen ops only, so they run wherever ATen runs,
+// without Python. Nothing in them depends on a device's own treatment of out-of-range counts
+// or of the unsigned dtypes, which differ (PyTorch's CUDA shifts take no uint16/32/64 and
+// have no logical right shift): values are computed on the bits of the signed dtype of the
+// result's width, and every count is brought into range before it reaches a shift.
 #include "ops/composite.h"
 
 #include <ATen/ATen.h>
@@ -101,9 +102,9 @@ at::ScalarType signed_of_width(at::ScalarType dtype) {
 
 namespace {
 
-// A Python-int count as the loops take it: every count of 64 or more (and every negative
+// A Python-int count as the compute ops take it: every count of 64 or more (and every negative
 // one, which scalar_count made the largest uint64) is out of range for every dtype.
-int64_t loop_count(uint64_t count) {
+int64_t clamped_count(uint64_t count) {
   return static_cast<int64_t>(std::min<uint64_t>(count, 64));
 }
 
@@ -118,7 +119,7 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, dtype);
   broadcast_shape(kBitshiftOp, x, y);
   at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
-  op::bitshift_loop().call(out, x, y, static_cast<int64_t>(op));
+  op::bitshift_compute().call(out, x, y, static_cast<int64_t>(op));
   return out;
 }
 
@@ -132,7 +133,7 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
   check_writable(kBitshiftOp, "out", out);
   broadcast_shape(kBitshiftOp, x, y);
   output_for(kBitshiftOp, out, {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
-  op::bitshift_loop().call(out, x, y, static_cast<int64_t>(op));
+  op::bitshift_compute().call(out, x, y, static_cast<int64_t>(op));
   return out;
 }
 
@@ -145,7 +146,7 @@ at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_vie
   check_writable(kBitshiftInplaceOp, "x", x);
   check_inplace_shape(broadcast_shape(kBitshiftInplaceOp, x, y), x);
   output_for(kBitshiftInplaceOp, x, {&x, &y}, dtype, /*resize=*/false, /*promotes=*/true);
-  op::bitshift_loop().call(x, x, y, static_cast<int64_t>(op));
+  op::bitshift_compute().call(x, x, y, static_cast<int64_t>(op));
   return x;
 }
 
@@ -155,7 +156,7 @@ at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, x.scalar_type());
   const uint64_t count = scalar_count(kBitshiftOp, y);
   at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x}, x.scalar_type(), /*resize=*/true, /*promotes=*/false);
-  op::bitshift_scalar_loop().call(out, x, loop_count(count), static_cast<int64_t>(op));
+  op::bitshift_scalar_compute().call(out, x, clamped_count(count), static_cast<int64_t>(op));
   return out;
 }
 
@@ -169,7 +170,7 @@ at::Tensor& bitshift_scalar_out(const at::Tensor& x, const at::Scalar& y, c10::s
   check_out_dtype(kBitshiftOp, out, x.scalar_type());
   check_writable(kBitshiftOp, "out", out);
   output_for(kBitshiftOp, out, {&x}, x.scalar_type(), /*resize=*/true, /*promotes=*/false);
-  op::bitshift_scalar_loop().call(out, x, loop_count(count), static_cast<int64_t>(op));
+  op::bitshift_scalar_compute().call(out, x, clamped_count(count), static_cast<int64_t>(op));
   return out;
 }
 
@@ -181,13 +182,14 @@ at::Tensor& bitshift_scalar_inplace(at::Tensor& x, const at::Scalar& y, c10::str
   const uint64_t count = scalar_count(kBitshiftInplaceOp, y);
   check_writable(kBitshiftInplaceOp, "x", x);
   output_for(kBitshiftInplaceOp, x, {&x}, x.scalar_type(), /*resize=*/false, /*promotes=*/false);
-  op::bitshift_scalar_loop().call(x, x, loop_count(count), static_cast<int64_t>(op));
+  op::bitshift_scalar_compute().call(x, x, clamped_count(count), static_cast<int64_t>(op));
   return x;
 }
 
-// The loops. Each computes the whole result before it writes `out`, which may be x itself.
+// The compute ops. Each computes the whole result before it writes `out`, which may be x
+// itself.
 
-void bitshift_loop(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op) {
+void bitshift_compute(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op) {
   const at::ScalarType result = out.scalar_type();
   const at::ScalarType computed = signed_of_width(result);
   const int64_t bits = static_cast<int64_t>(at::elementSize(result)) * 8;
@@ -217,7 +219,7 @@ void bitshift_loop(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, in
   out.view(computed).copy_(shifted);
 }
 
-void bitshift_scalar_loop(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op) {
+void bitshift_scalar_compute(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op) {
   const at::ScalarType computed = signed_of_width(out.scalar_type());
   const int64_t bits = static_cast<int64_t>(at::elementSize(out.scalar_type())) * 8;
   const at::Tensor values = x.view(computed);

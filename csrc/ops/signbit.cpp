@@ -1,5 +1,5 @@
-// torchops::signbit's entries, CPU and device-generic, and its composite loop: its check of x
-// (csrc/ops/checks.h) and its kernels; the rest is csrc/ops/unary.h's. The rules:
+// torchops::signbit's entries, CPU and device-generic, and its composite compute op: its
+// check of x (csrc/ops/checks.h) and its kernels; the rest is csrc/ops/unary.h's. The rules:
 // docs/semantics.md.
 #include <ATen/ATen.h>
 
@@ -24,7 +24,7 @@ void signbit_rows(at::ScalarType dtype, const void* x, void* out, const Rows& ro
   }
 }
 
-constexpr UnaryOp kSignbit{kSignbitOp, at::kBool, &check_signbit_input, &signbit_rows, &op::signbit_loop};
+constexpr UnaryOp kSignbit{kSignbitOp, at::kBool, &check_signbit_input, &signbit_rows, &op::signbit_compute};
 
 }  // namespace
 
@@ -40,7 +40,7 @@ namespace composite {
 at::Tensor signbit(const at::Tensor& x) { return unary(kSignbit, x); }
 at::Tensor& signbit_out(const at::Tensor& x, at::Tensor& out) { return unary_out(kSignbit, x, out); }
 
-void signbit_loop(at::Tensor& out, const at::Tensor& x) {
+void signbit_compute(at::Tensor& out, const at::Tensor& x) {
   const at::ScalarType dtype = x.scalar_type();
   if (!sign_in_top_bit(dtype)) {  // unsigned or bool: never negative
     out.zero_();

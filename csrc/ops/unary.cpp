@@ -87,7 +87,7 @@ at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   check_strided(op.name, {{"x", &x}});
   op.check_x(op.name, x);
   at::Tensor out = output_for(op.name, at::Tensor(), {&x}, op.result_dtype, /*resize=*/true, /*promotes=*/false);
-  op.loop().call(out, x);
+  op.compute().call(out, x);
   return out;
 }
 
@@ -98,7 +98,7 @@ at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
   check_out_dtype(op.name, out, op.result_dtype);
   check_writable(op.name, "out", out);
   output_for(op.name, out, {&x}, op.result_dtype, /*resize=*/true, /*promotes=*/false);
-  op.loop().call(out, x);
+  op.compute().call(out, x);
   return out;
 }
 

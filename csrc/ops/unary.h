@@ -1,7 +1,7 @@
 // The entries of a unary pointwise op whose result has one dtype for every x (signbit's
 // bool, bitwise_count's uint8): everything they share, so that an op's file holds only what
-// is its own, a UnaryOp (its name, result dtype, check of x, CPU kernel and loop) and its
-// entries, each a call of the functions below.
+// is its own, a UnaryOp (its name, result dtype, check of x, CPU kernel and compute op) and
+// its entries, each a call of the functions below.
 //
 // The CPU entries check, then write a contiguous x of a call that runs on one thread
 // directly (the result TensorIterator would give: contiguous, of x's shape, one row), and
@@ -9,7 +9,7 @@
 // fixed result dtype (torch.signbit's), so that the result's layout and out='s resizing
 // (its warning included) and overlap refusals are theirs. The device-generic entries run
 // the same checks after the strided and same-device ones, have TensorIterator allocate the
-// result (csrc/ops/composite.h's output_for) and call the op's loop.
+// result (csrc/ops/composite.h's output_for) and call the op's compute op.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -30,8 +30,8 @@ struct UnaryOp {
   // The CPU kernel: the results, of result_dtype, of `rows` (rows.x_stride and
   // rows.out_stride apart, rows.n > 0) of contiguous elements of x's dtype.
   void (*cpu_rows)(at::ScalarType dtype, const void* x, void* out, const Rows& rows);
-  // The device-generic entries' loop (csrc/overloads.h's TORCHOPS_FOR_EACH_LOOP).
-  const c10::TypedOperatorHandle<op::UnaryLoop>& (*loop)();
+  // The device-generic entries' compute op (csrc/overloads.h's TORCHOPS_FOR_EACH_COMPUTE).
+  const c10::TypedOperatorHandle<op::UnaryCompute>& (*compute)();
 };
 
 namespace cpu {
