@@ -30,8 +30,8 @@ channels_last-like, sliced with steps and offsets, expanded, mixed); out= of eve
 the result's shape in any layout, empty, of another shape, of another dtype, x itself,
 overlapping x); operands that are x itself; values over each dtype's whole range and its
 edges, counts near 0 and every width, floats as bit patterns (NaNs, -0.0, infs). Beside them,
-every pair of a few layouts and dtypes (test_every_pair_of_layouts) and fixed calls: the
-samples and bad calls of tests/calls.py and layouts once found to differ (test_fixed_calls).
+every pair of a few layouts and dtypes (test_every_pair_of_layouts), layouts once found to
+differ (test_known_layouts), and the samples and bad calls of tests/calls.py (test_fixed_calls).
 
 Each call runs on each path on fresh copies of the same tensors (a shared storage stays
 shared), and what the path did is compared with the reference: the result's bits, dtype,
