@@ -68,7 +68,8 @@ at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializ
   // iterator resizes is given it afterwards, as the CPU kernels' iterator restrides it.
   const at::Tensor output = out.defined() || !layout.defined()
       ? out : at::empty_strided(layout.sizes(), layout.strides(), inputs.begin()[0]->options().dtype(dtype));
-  const std::vector<int64_t> sizes_before = out.defined() ? out.sizes().vec() : std::vector<int64_t>();
+  // The iterator resizes an out= exactly when it is not of the result's shape.
+  const bool restrided = out.defined() && layout.defined() && !out.sizes().equals(layout.sizes());
   at::Tensor result = build_iter(op_name, [&] {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(true)
@@ -79,9 +80,7 @@ at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializ
     for (const at::Tensor* input : inputs) config.add_const_input(*input);
     return config.build();
   }).output();
-  if (out.defined() && layout.defined() && !out.sizes().equals(sizes_before)) {
-    result.as_strided_(layout.sizes(), layout.strides());
-  }
+  if (restrided) result.as_strided_(layout.sizes(), layout.strides());
   return result;
 }
 
