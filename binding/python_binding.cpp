@@ -8,10 +8,11 @@
 // torch.ops's generic argument parsing and boxing. It takes a call only where that is
 // exactly equivalent to the typed API in torchops/ops.py: every tensor a plain torch.Tensor
 // (no subclass, so no __torch_function__), no TorchFunctionMode active, and arguments of
-// the common kinds (a tensor or Python int count, a str direction, a bool flag). Every
-// other call (a subclass such as DTensor, a mode, a NumPy bool, a Python-int x, any wrong
-// argument) goes, as it is, to that Python function: its twin, which reaches the op through
-// torch.ops and owns every argument check and message of the typed API.
+// the common kinds (a tensor or Python int count, a Python int or None for an int argument,
+// a str, a bool). Every other call (a subclass such as DTensor, a mode, a NumPy bool or
+// integer, a Python-int x, any wrong argument) goes, as it is, to that Python function: its
+// twin, which reaches the op through torch.ops and owns every argument check and message of
+// the typed API.
 //
 // A call the compiled function takes is dispatched once, failing or not. Every check the
 // twin makes before calling the op passes for it (that is what taking it means), so the
@@ -29,6 +30,7 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +45,7 @@ PyObject* const kTwin = reinterpret_cast<PyObject*>(1);
 
 // The arguments of one call, one slot per parameter in the order of the signature;
 // nullptr where the caller left a parameter out.
-constexpr int kMaxParams = 6;
+constexpr int kMaxParams = 7;
 using Slots = PyObject* [kMaxParams];
 
 struct Param {
@@ -83,15 +85,46 @@ bool absent_or_none(PyObject* object) {
   return object == nullptr || object == Py_None;
 }
 
-// A bool flag, or absent (the default, True). Anything else (None, 1, a NumPy bool) is the
-// twin's to accept or refuse.
-bool flag(PyObject* object, bool* value) {
-  if (object == nullptr || object == Py_True) {
-    *value = true;
+// A bool flag, or absent (its default). Anything else (None, 1, a NumPy bool) is the twin's
+// to accept or refuse.
+bool flag(PyObject* object, bool* value, bool default_value = true) {
+  if (object == nullptr) {
+    *value = default_value;
     return true;
   }
-  *value = false;
-  return object == Py_False;
+  *value = object == Py_True;
+  return object == Py_True || object == Py_False;
+}
+
+// A Python int that fits int64_t, or absent (its default). Anything else (a bool, a NumPy
+// integer, an int beyond int64) is the twin's.
+bool int_arg(PyObject* object, int64_t* value, int64_t default_value) {
+  if (object == nullptr) {
+    *value = default_value;
+    return true;
+  }
+  if (!PyLong_CheckExact(object)) return false;
+  int overflow = 0;
+  const long long parsed = PyLong_AsLongLongAndOverflow(object, &overflow);
+  if (overflow != 0) return false;
+  *value = static_cast<int64_t>(parsed);
+  return true;
+}
+
+// The same for an `int?` parameter: None too.
+bool optional_int_arg(PyObject* object, std::optional<int64_t>* value, std::optional<int64_t> default_value) {
+  if (object == nullptr) {
+    *value = default_value;
+    return true;
+  }
+  if (object == Py_None) {
+    *value = std::nullopt;
+    return true;
+  }
+  int64_t parsed = 0;
+  if (!int_arg(object, &parsed, 0)) return false;
+  *value = parsed;
+  return true;
 }
 
 // Counts below 0 or from 64 up are out of range for every dtype, so a Python-int count is
@@ -169,6 +202,15 @@ bool direction_of(PyObject* object, c10::string_view* direction) {
   return true;
 }
 
+// A str argument, or absent (its default); false for anything else.
+bool str_arg(PyObject* object, c10::string_view* value, c10::string_view default_value) {
+  if (object == nullptr) {
+    *value = default_value;
+    return true;
+  }
+  return direction_of(object, value);
+}
+
 // bitshift(x, y, direction, arithmetic=True, out=None)
 PyObject* bitshift(const Slots& args) {
   c10::string_view direction;
@@ -207,6 +249,73 @@ PyObject* unary(const Slots& args) {
   }
   return THPVariable_Wrap(std::move(result));
   END_HANDLE_TH_ERRORS
+}
+
+// A packing op's call: x a plain tensor and out absent, None or a plain tensor, else the
+// twin's; the rest parsed by the caller into `args`, passed on to the functional or out=
+// handle as the schema orders them.
+template <class Functional, class Out, class... Args>
+PyObject* packing(PyObject* x, PyObject* out, const Functional& functional, const Out& written, const Args&... args) {
+  if (!plain_tensor(x) || !(absent_or_none(out) || plain_tensor(out))) return kTwin;
+  HANDLE_TH_ERRORS
+  if (!absent_or_none(out)) {
+    {
+      ReleasedGil released;
+      written.call(THPVariable_Unpack(x), args..., op::writable(THPVariable_Unpack(out)));
+    }
+    return new_reference(out);
+  }
+  at::Tensor result;
+  {
+    ReleasedGil released;
+    result = functional.call(THPVariable_Unpack(x), args...);
+  }
+  return THPVariable_Wrap(std::move(result));
+  END_HANDLE_TH_ERRORS
+}
+
+// packbits(x, dim=-1, bitorder='big', out=None)
+PyObject* packbits(const Slots& args) {
+  std::optional<int64_t> dim;
+  c10::string_view bitorder;
+  if (!optional_int_arg(args[1], &dim, -1) || !str_arg(args[2], &bitorder, "big")) return kTwin;
+  return packing(args[0], args[3], op::packbits(), op::packbits_out(), dim, bitorder);
+}
+
+// unpackbits(x, dim=-1, count=None, bitorder='big', out=None)
+PyObject* unpackbits(const Slots& args) {
+  std::optional<int64_t> dim, count;
+  c10::string_view bitorder;
+  if (!optional_int_arg(args[1], &dim, -1) || !optional_int_arg(args[2], &count, std::nullopt) ||
+      !str_arg(args[3], &bitorder, "big")) {
+    return kTwin;
+  }
+  return packing(args[0], args[4], op::unpackbits(), op::unpackbits_out(), dim, count, bitorder);
+}
+
+// pack(x, bits, dim=-1, bitorder='big', out=None)
+PyObject* pack(const Slots& args) {
+  int64_t bits = 0;
+  std::optional<int64_t> dim;
+  c10::string_view bitorder;
+  if (!int_arg(args[1], &bits, 0) || !optional_int_arg(args[2], &dim, -1) || !str_arg(args[3], &bitorder, "big")) {
+    return kTwin;
+  }
+  return packing(args[0], args[4], op::pack(), op::pack_out(), bits, dim, bitorder);
+}
+
+// unpack(x, bits, dim=-1, count=None, bitorder='big', signed=False, out=None)
+PyObject* unpack(const Slots& args) {
+  int64_t bits = 0;
+  std::optional<int64_t> dim, count;
+  c10::string_view bitorder;
+  bool is_signed = false;
+  if (!int_arg(args[1], &bits, 0) || !optional_int_arg(args[2], &dim, -1) ||
+      !optional_int_arg(args[3], &count, std::nullopt) || !str_arg(args[4], &bitorder, "big") ||
+      !flag(args[5], &is_signed, /*default_value=*/false)) {
+    return kTwin;
+  }
+  return packing(args[0], args[6], op::unpack(), op::unpack_out(), bits, dim, count, bitorder, is_signed);
 }
 
 // Set by _connect: torchops/_twins.py's say_as(called, error), the one rule for saying an
@@ -250,6 +359,13 @@ Function functions[] = {
 #define TORCHOPS_UNARY_FUNCTION(X, name) {#name, {{"x"}, {"out", "None"}}, 2, &unary<&op::name, &op::name##_out>},
     TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_FUNCTION, )
 #undef TORCHOPS_UNARY_FUNCTION
+    {"packbits", {{"x"}, {"dim", "-1"}, {"bitorder", "'big'"}, {"out", "None"}}, 4, &packbits},
+    {"unpackbits", {{"x"}, {"dim", "-1"}, {"count", "None"}, {"bitorder", "'big'"}, {"out", "None"}}, 5, &unpackbits},
+    {"pack", {{"x"}, {"bits"}, {"dim", "-1"}, {"bitorder", "'big'"}, {"out", "None"}}, 5, &pack},
+    {"unpack",
+     {{"x"}, {"bits"}, {"dim", "-1"}, {"count", "None"}, {"bitorder", "'big'"}, {"signed", "False"}, {"out", "None"}},
+     7,
+     &unpack},
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly

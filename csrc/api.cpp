@@ -49,6 +49,44 @@ const at::Tensor& bitshift_out(const at::Tensor& out, const at::Tensor& x, const
 TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_DEFINE_UNARY, )
 #undef TORCHOPS_DEFINE_UNARY
 
+at::Tensor packbits(const at::Tensor& x, std::optional<int64_t> dim, std::string_view bitorder) {
+  return op::packbits().call(x, dim, bitorder);
+}
+
+const at::Tensor& packbits_out(const at::Tensor& out, const at::Tensor& x, std::optional<int64_t> dim,
+                               std::string_view bitorder) {
+  return op::packbits_out().call(x, dim, bitorder, op::writable(out));
+}
+
+at::Tensor unpackbits(const at::Tensor& x, std::optional<int64_t> dim, std::optional<int64_t> count,
+                      std::string_view bitorder) {
+  return op::unpackbits().call(x, dim, count, bitorder);
+}
+
+const at::Tensor& unpackbits_out(const at::Tensor& out, const at::Tensor& x, std::optional<int64_t> dim,
+                                 std::optional<int64_t> count, std::string_view bitorder) {
+  return op::unpackbits_out().call(x, dim, count, bitorder, op::writable(out));
+}
+
+at::Tensor pack(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim, std::string_view bitorder) {
+  return op::pack().call(x, bits, dim, bitorder);
+}
+
+const at::Tensor& pack_out(const at::Tensor& out, const at::Tensor& x, int64_t bits, std::optional<int64_t> dim,
+                           std::string_view bitorder) {
+  return op::pack_out().call(x, bits, dim, bitorder, op::writable(out));
+}
+
+at::Tensor unpack(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim, std::optional<int64_t> count,
+                  std::string_view bitorder, bool is_signed) {
+  return op::unpack().call(x, bits, dim, count, bitorder, is_signed);
+}
+
+const at::Tensor& unpack_out(const at::Tensor& out, const at::Tensor& x, int64_t bits, std::optional<int64_t> dim,
+                             std::optional<int64_t> count, std::string_view bitorder, bool is_signed) {
+  return op::unpack_out().call(x, bits, dim, count, bitorder, is_signed, op::writable(out));
+}
+
 }  // namespace torchops
 
 #pragma GCC diagnostic pop

@@ -14,6 +14,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/Scalar.h>
 
+#include <optional>
+
 namespace torchops::op {
 
 using Bitshift = at::Tensor(const at::Tensor& x, const at::Tensor& y, c10::string_view direction, bool arithmetic);
@@ -28,6 +30,21 @@ using BitshiftScalarInplace = at::Tensor&(at::Tensor& x, const at::Scalar& y, c1
                                           bool arithmetic);
 using Unary = at::Tensor(const at::Tensor& x);
 using UnaryOut = at::Tensor&(const at::Tensor& x, at::Tensor& out);
+using Packbits = at::Tensor(const at::Tensor& x, std::optional<int64_t> dim, c10::string_view bitorder);
+using PackbitsOut = at::Tensor&(const at::Tensor& x, std::optional<int64_t> dim, c10::string_view bitorder,
+                                at::Tensor& out);
+using Unpackbits = at::Tensor(const at::Tensor& x, std::optional<int64_t> dim, std::optional<int64_t> count,
+                              c10::string_view bitorder);
+using UnpackbitsOut = at::Tensor&(const at::Tensor& x, std::optional<int64_t> dim, std::optional<int64_t> count,
+                                  c10::string_view bitorder, at::Tensor& out);
+using Pack = at::Tensor(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim, c10::string_view bitorder);
+using PackOut = at::Tensor&(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim, c10::string_view bitorder,
+                            at::Tensor& out);
+using Unpack = at::Tensor(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim, std::optional<int64_t> count,
+                          c10::string_view bitorder, bool is_signed);
+using UnpackOut = at::Tensor&(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim,
+                              std::optional<int64_t> count, c10::string_view bitorder, bool is_signed,
+                              at::Tensor& out);
 
 namespace detail {
 template <class Signature>
@@ -59,7 +76,9 @@ enum class Kind { functional, out, inplace };
 // X(handle, Signature, kind, name, overload, schema). The writing overloads return the
 // tensor they wrote, with its alias annotation, as ATen's do; their tags tell
 // torch.compile's functionalization that the return aliases that argument and nothing else.
-#define TORCHOPS_FOR_EACH_OVERLOAD(X)                                                                            \
+// The pointwise ops (tagged torch.Tag.pointwise): their result has the broadcast shape of
+// their operands.
+#define TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD(X)                                                                  \
   X(bitshift, Bitshift, functional, "bitshift", "",                                                              \
     "bitshift(Tensor x, Tensor y, str direction, bool arithmetic=True) -> Tensor")                                 \
   X(bitshift_scalar, BitshiftScalar, functional, "bitshift", "Scalar",                                            \
@@ -74,6 +93,29 @@ enum class Kind { functional, out, inplace };
     "bitshift_.Scalar(Tensor(a!) x, Scalar y, str direction, bool arithmetic=True) -> Tensor(a!)")                 \
   TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_OVERLOADS, X)
 
+// The packing ops (csrc/ops/pack.cpp): the size of one dim changes, 8 / bits fields to a
+// byte (docs/semantics.md); packbits and unpackbits are NumPy's, bits = 1.
+#define TORCHOPS_FOR_EACH_PACKING_OVERLOAD(X)                                                                      \
+  X(packbits, Packbits, functional, "packbits", "", "packbits(Tensor x, int? dim=-1, str bitorder=\"big\") -> Tensor") \
+  X(packbits_out, PackbitsOut, out, "packbits", "out",                                                            \
+    "packbits.out(Tensor x, int? dim=-1, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)")                  \
+  X(unpackbits, Unpackbits, functional, "unpackbits", "",                                                         \
+    "unpackbits(Tensor x, int? dim=-1, int? count=None, str bitorder=\"big\") -> Tensor")                          \
+  X(unpackbits_out, UnpackbitsOut, out, "unpackbits", "out",                                                      \
+    "unpackbits.out(Tensor x, int? dim=-1, int? count=None, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)") \
+  X(pack, Pack, functional, "pack", "", "pack(Tensor x, int bits, int? dim=-1, str bitorder=\"big\") -> Tensor")   \
+  X(pack_out, PackOut, out, "pack", "out",                                                                        \
+    "pack.out(Tensor x, int bits, int? dim=-1, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)")            \
+  X(unpack, Unpack, functional, "unpack", "",                                                                     \
+    "unpack(Tensor x, int bits, int? dim=-1, int? count=None, str bitorder=\"big\", bool signed=False) -> Tensor")  \
+  X(unpack_out, UnpackOut, out, "unpack", "out",                                                                  \
+    "unpack.out(Tensor x, int bits, int? dim=-1, int? count=None, str bitorder=\"big\", bool signed=False, *, "     \
+    "Tensor(a!) out) -> Tensor(a!)")
+
+#define TORCHOPS_FOR_EACH_OVERLOAD(X)    \
+  TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD(X) \
+  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(X)
+
 // The compute ops behind the device-generic entries (csrc/ops/composite.h), private ops:
 // each writes an `out` that the entry has checked and allocated (of the result's dtype and
 // shape) from operands of any dtype the op takes, strides and broadcasting included. Their
@@ -85,12 +127,22 @@ enum class Kind { functional, out, inplace };
 using BitshiftCompute = void(at::Tensor& out, const at::Tensor& x, const at::Tensor& y, int64_t op);
 using BitshiftScalarCompute = void(at::Tensor& out, const at::Tensor& x, int64_t count, int64_t op);
 using UnaryCompute = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/unary.h's ops
+// The packing ops': x of at least one dim, `dim` in [0, x.dim()); out of x's shape but at
+// `dim`, where it has ceil(n * bits / 8) bytes (pack) or any number of fields (unpack: those
+// past x's are 0). `nonzero`: packbits' rule (a field is x != 0), else x's low bits.
+using PackCompute = void(at::Tensor& out, const at::Tensor& x, int64_t bits, int64_t dim, bool nonzero, bool little);
+using UnpackCompute = void(at::Tensor& out, const at::Tensor& x, int64_t bits, int64_t dim, bool little,
+                           bool is_signed);
 #define TORCHOPS_FOR_EACH_COMPUTE(X)                                               \
   X(bitshift_compute, BitshiftCompute, "_bitshift_compute",                        \
     "_bitshift_compute(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")         \
   X(bitshift_scalar_compute, BitshiftScalarCompute, "_bitshift_scalar_compute",    \
     "_bitshift_scalar_compute(Tensor(a!) out, Tensor x, int count, int op) -> ()") \
-  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_COMPUTE, X)
+  TORCHOPS_FOR_EACH_UNARY_OP(TORCHOPS_UNARY_COMPUTE, X)                              \
+  X(pack_compute, PackCompute, "_pack_compute",                                    \
+    "_pack_compute(Tensor(a!) out, Tensor x, int bits, int dim, bool nonzero, bool little) -> ()") \
+  X(unpack_compute, UnpackCompute, "_unpack_compute",                              \
+    "_unpack_compute(Tensor(a!) out, Tensor x, int bits, int dim, bool little, bool signed) -> ()")
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)

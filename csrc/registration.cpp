@@ -14,20 +14,16 @@
 
 namespace {
 
-// Every op is pointwise and follows PyTorch 2's rules for custom ops (pt2_compliant); a
-// writing overload says which kind of write it makes (csrc/overloads.h's Kind).
-const std::vector<at::Tag>& tags_of(torchops::op::Kind kind) {
-  static const std::vector<at::Tag> functional = {at::Tag::pt2_compliant_tag, at::Tag::pointwise};
-  static const std::vector<at::Tag> out = {at::Tag::pt2_compliant_tag, at::Tag::pointwise, at::Tag::out};
-  static const std::vector<at::Tag> inplace = {at::Tag::pt2_compliant_tag, at::Tag::pointwise, at::Tag::inplace};
-  switch (kind) {
-    case torchops::op::Kind::out:
-      return out;
-    case torchops::op::Kind::inplace:
-      return inplace;
-    default:
-      return functional;
-  }
+// Every op follows PyTorch 2's rules for custom ops (pt2_compliant); the pointwise ones say
+// so (torch.Tag.pointwise: Inductor and DTensor may treat them as elementwise), the packing
+// ones, which change a dim's size, do not; a writing overload says which kind of write it
+// makes (csrc/overloads.h's Kind).
+std::vector<at::Tag> tags_of(torchops::op::Kind kind, bool pointwise) {
+  std::vector<at::Tag> tags = {at::Tag::pt2_compliant_tag};
+  if (pointwise) tags.push_back(at::Tag::pointwise);
+  if (kind == torchops::op::Kind::out) tags.push_back(at::Tag::out);
+  if (kind == torchops::op::Kind::inplace) tags.push_back(at::Tag::inplace);
+  return tags;
 }
 
 }  // namespace
@@ -36,10 +32,21 @@ TORCH_LIBRARY(torchops, m) {
   // Where the fake (meta) kernels are: PyTorch names it when they are missing (the library
   // loaded without `import torchops`) and checks that they are registered from there.
   m.set_python_module("torchops._fake");
-#define TORCHOPS_DEFINE(function, Signature, kind, name, overload, schema) \
-  m.def(schema, tags_of(torchops::op::Kind::kind));
-  TORCHOPS_FOR_EACH_OVERLOAD(TORCHOPS_DEFINE)
-#undef TORCHOPS_DEFINE
+  // m.def takes the tags by const reference: a temporary would pick its (schema, kernel) form.
+#define TORCHOPS_DEFINE_POINTWISE(function, Signature, kind, name, overload, schema)          \
+  {                                                                                          \
+    const std::vector<at::Tag> tags = tags_of(torchops::op::Kind::kind, /*pointwise=*/true); \
+    m.def(schema, tags);                                                                     \
+  }
+  TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD(TORCHOPS_DEFINE_POINTWISE)
+#undef TORCHOPS_DEFINE_POINTWISE
+#define TORCHOPS_DEFINE_PACKING(function, Signature, kind, name, overload, schema)            \
+  {                                                                                           \
+    const std::vector<at::Tag> tags = tags_of(torchops::op::Kind::kind, /*pointwise=*/false); \
+    m.def(schema, tags);                                                                      \
+  }
+  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(TORCHOPS_DEFINE_PACKING)
+#undef TORCHOPS_DEFINE_PACKING
 
   // The compute ops of the device-generic kernels (csrc/ops/composite.cpp); private,
   // untagged: only those kernels call them, below every key that traces or transforms a

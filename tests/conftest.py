@@ -203,6 +203,27 @@ def covering_operands(dtype, count, seed=0):
     return [values] + [values[torch.randperm(values.numel(), generator=generator)] for _ in range(count - 1)]
 
 
+def sweeps_take(overload, args):
+    """Whether the sweeps over an op's dtypes (which put 1-d operands in a template's Nones)
+    can make a call of these arguments: every sample of a pointwise op; a packing op's
+    (torchops._contract.Packing) when 1-d x of its dtypes takes its dim and count, and it
+    holds no None of its own (dim=None), which a template could not tell from a tensor's place."""
+    from torchops._contract import Packing, declaration_of, op_name
+
+    declaration = declaration_of(overload)
+    if not isinstance(declaration, Packing):
+        return True
+    rest = [a for a in args if not isinstance(a, torch.Tensor)]
+    if None in rest:
+        return False
+    stand_in = torch.empty(256, dtype=declaration.dtypes[0], device="meta")
+    try:
+        declaration.check(op_name(overload), stand_in, *rest)
+    except (IndexError, ValueError):
+        return False
+    return True
+
+
 def argument_templates(overload):
     """The arguments of each of tests/calls.py's OPCHECK_SAMPLES of `overload`, once each, a
     tensor's place marked None: the calls of an op that the sweeps over its declared dtypes
@@ -211,10 +232,12 @@ def argument_templates(overload):
 
     templates = {}
     for _, sampled, make_args, *_ in OPCHECK_SAMPLES:
-        if sampled is overload:
-            template = tuple(None if isinstance(a, torch.Tensor) else a for a in make_args())
+        args = make_args() if sampled is overload else None
+        if args is not None and sweeps_take(overload, args):
+            template = tuple(None if isinstance(a, torch.Tensor) else a for a in args)
             templates[repr(template)] = template  # repr: True and 1 are one dict key
-    assert templates, f"tests/calls.py: no opcheck sample of {overload}: add one to OPCHECK_SAMPLES"
+    assert templates, (f"tests/calls.py: no opcheck sample of {overload} that the sweeps take (sweeps_take): "
+                       "add one to OPCHECK_SAMPLES")
     return list(templates.values())
 
 

@@ -12,6 +12,8 @@ pytest shows the failing case and why, and exits 0 even then (1 only if it could
 CASES is plain data, so that pytest can import this file to list them without starting
 torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()).
 The unary ops' cases are made for each op whose schema is f(x) (UNARY), from its declaration.
+An op of another schema writes its cases and its calls' overloads: the shift's, and the
+packing ops' (PACKING: x and the op's other arguments as the case's `args`, _packing_cases).
 overload_called names the overload each case's call reaches (tests/test_coverage.py reads it).
 Imports nothing from tests/ (scripts/sanitize.sh runs the suite with PYTHONSAFEPATH=1).
 """
@@ -68,6 +70,57 @@ def _unary_cases(op):
         case(f"api_{op}", f"api_{op}", ((6, 4), d[1], "S0"), expect="S0"),
         case(f"api_{op}_out", f"api_{op}_out", ((4, 6), d[2], "S1"), expect="S1"),
         case(f"mesh2d_{op}", op, ((6, 4), d[0], "S0,R"), expect="S0,R", mesh="2x1"),
+    ]
+
+
+# The ops that pack or unpack along one dim (a Packing declaration), whose calls are "<op>",
+# "<op>_out", "api_<op>", "api_<op>_out", with the op's arguments after x as a case's `args`.
+from torchops._contract import DECLARATIONS, Packing  # noqa: E402
+
+PACKING = tuple(op for op, declaration in DECLARATIONS.items() if isinstance(declaration, Packing))
+
+
+def _packing_cases():
+    """The packing ops: sharded on a dim other than the packed one (the result keeps it, no
+    collective), on the packed dim or flattened by dim=None (replicated first: a shard's end
+    need not be a byte's), Partial, out= (an out of another shape resized) and a 2-D mesh.
+    Dims of odd sizes, so that the packed dim's last byte is padded."""
+    return [
+        case("packbits_shard_other", "packbits", ((6, 13), i32, "S0"), expect="S0"),
+        case("packbits_shard_packed", "packbits", ((4, 13), i8, "S1"), expect="R", comms=None),
+        case("packbits_flattened", "packbits", ((6, 3), i64, "S0"), expect="R", comms=None, args=dict(dim=None)),
+        case("packbits_little_dim0", "packbits", ((9, 4), u8, "S1"), expect="S1", args=dict(dim=0, bitorder="little")),
+        case("packbits_partial", "packbits", ((6, 9), i32, "P"), expect=("R", "S0"), comms=None),
+        case("packbits_out_shard_other", "packbits_out", ((5, 11), i32, "S0"), expect="S0"),
+        case("packbits_out_shard_packed", "packbits_out", ((3, 4, 10), i64, "S2"), expect="R", comms=None),
+        case("unpackbits_shard_other", "unpackbits", ((6, 3), u8, "S0"), expect="S0", args=dict(count=-5)),
+        case("unpackbits_shard_packed", "unpackbits", ((5, 4), u8, "S0"), expect="R", comms=None,
+             args=dict(dim=0, bitorder="little")),
+        case("unpackbits_flattened", "unpackbits", ((4, 3), u8, "S1"), expect="R", comms=None,
+             args=dict(dim=None, count=30)),
+        case("unpackbits_out_shard_other", "unpackbits_out", ((3, 6), u8, "S1"), expect="S1", args=dict(dim=0)),
+        # An out of another shape is resized, as ATen resizes it (each rank its shard).
+        case("unpackbits_out_resized", "unpackbits_out", ((6, 3), u8, "S0"), expect="S0", out_shape=(6, 2)),
+        case("unpackbits_out_shard_packed", "unpackbits_out", ((7,), u8, "S0"), expect="R", comms=None,
+             args=dict(count=60)),
+        case("pack_shard_other", "pack", ((6, 7), i64, "S0"), expect="S0", args=dict(bits=4)),
+        case("pack_shard_packed", "pack", ((9, 4), i8, "S0"), expect="R", comms=None, args=dict(bits=2, dim=0)),
+        case("pack_flattened", "pack", ((5, 3), i32, "S1"), expect="R", comms=None,
+             args=dict(bits=4, dim=None, bitorder="little")),
+        case("pack_out_shard_other", "pack_out", ((4, 6, 5), u8, "S1"), expect="S1", args=dict(bits=2, dim=2)),
+        case("pack_out_shard_packed", "pack_out", ((2, 9), i32, "S1"), expect="R", comms=None, args=dict(bits=4)),
+        case("unpack_shard_other", "unpack", ((4, 6), u8, "S1"), expect="S1",
+             args=dict(bits=4, dim=0, count=5, signed=True)),
+        case("unpack_shard_packed", "unpack", ((4, 5), u8, "S1"), expect="R", comms=None, args=dict(bits=2)),
+        case("unpack_out_shard_other", "unpack_out", ((6, 5), u8, "S0"), expect="S0",
+             args=dict(bits=2, count=-3, signed=True)),
+        case("unpack_out_shard_packed", "unpack_out", ((3, 5), u8, "S0"), expect="R", comms=None,
+             args=dict(bits=4, dim=0, bitorder="little")),
+        case("api_packbits", "api_packbits", ((6, 13), i32, "S0"), expect="S0"),
+        case("api_unpack_out", "api_unpack_out", ((6, 5), u8, "S0"), expect="S0", args=dict(bits=4, signed=True)),
+        case("mesh2d_pack", "pack", ((6, 9), i32, "S0,R"), expect="S0,R", mesh="2x1", args=dict(bits=2)),
+        case("mesh2d_unpackbits_shard_packed", "unpackbits", ((6, 5), u8, "S1,R"), expect="R,R", mesh="2x1",
+             comms=None),
     ]
 
 
@@ -138,7 +191,7 @@ CASES = [
     case("mesh2d_shard0_shard1", "op", ((6, 4), i32, "S0,S1"), ((4,), i32, "R,R"), expect="S0,S1", mesh="2x1"),
     case("mesh2d_inplace", "inplace", ((6, 4), i32, "S0,R"), 3, expect="S0,R", mesh="2x1"),
     case("mesh2d_out", "out", ((4, 6), i32, "R,S1"), ((4, 6), i32, "R,S1"), expect="R,S1", mesh="2x1"),
-] + [c for op in UNARY for c in _unary_cases(op)]
+] + [c for op in UNARY for c in _unary_cases(op)] + _packing_cases()
 
 CASE_NAMES = [c["name"] for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
@@ -156,9 +209,9 @@ def overload_called(c):
     for a case of the typed API. run_case calls the overload named here, so that
     tests/test_coverage.py can tell from CASES alone that every overload has a case."""
     call = c["call"]
-    if call in UNARY:
+    if call in UNARY or call in PACKING:
         return f"{call}.default"
-    if call.removesuffix("_out") in UNARY:
+    if call.removesuffix("_out") in UNARY or call.removesuffix("_out") in PACKING:
         return f"{call.removesuffix('_out')}.out"
     return _BITSHIFT_OVERLOADS.get((call, not isinstance(c["y"], tuple)))
 
@@ -172,6 +225,11 @@ def _values(shape, dtype, generator):
         return torch.tensor(_FLOATS, dtype=dtype)[index]
     # Random bit patterns, wrapped into the dtype.
     return torch.randint(-(2**62), 2**62, shape, generator=generator, dtype=torch.int64).to(dtype)
+
+
+def _few_values(shape, dtype, generator):
+    """Zeros among other values, negative ones too: what packbits and pack tell apart."""
+    return torch.randint(-2, 4, shape, generator=generator, dtype=torch.int64).to(dtype)
 
 
 def _counts(shape, dtype, generator):
@@ -218,18 +276,21 @@ def run_case(c, meshes, rank):
 
     options = dict(c["options"])
     out_dtype, out_shape = options.pop("out_dtype", None), options.pop("out_shape", None)
+    packing_args = options.pop("args", {})  # a packing op's arguments after x
     direction, arithmetic = options.pop("direction", "LEFT"), options.pop("arithmetic", True)
     call = c["call"]
     if call.startswith(("api_left", "api_right")):  # Paddle's functions: the direction is in the name
         direction = "LEFT" if call.startswith("api_left") else "RIGHT"
     assert not options, options
-    x, dx = operand(c["x"], _values)
+    unary = call.removeprefix("api_").removesuffix("_out")  # signbit, packbits, ...: f(x, ..., out=None)
+    x, dx = operand(c["x"], _few_values if unary in ("packbits", "pack") else _values)
     y, dy = operand(c["y"], _counts)
 
     # The answer, from plain tensors.
-    unary = call.removeprefix("api_").removesuffix("_out")  # signbit, bitwise_count: f(x, out=None)
     if unary in UNARY:
         want = getattr(ops, unary)(x)
+    elif unary in PACKING:
+        want = getattr(ops, unary)(x, **packing_args)
     else:
         if not isinstance(x, torch.Tensor):
             x = torch.tensor(x, dtype=y.dtype)
@@ -248,11 +309,11 @@ def run_case(c, meshes, rank):
         if called is not None:
             op, name = called.split(".")
             overload = getattr(getattr(ops, op), name)
-            args = (dx,) if op in UNARY else (dx, dy, direction, arithmetic)
+            args = (dx,) if op in UNARY or op in PACKING else (dx, dy, direction, arithmetic)
             if name.endswith("out"):
-                check(overload(*args, out=dout) is dout, f"{overload} did not return out")
+                check(overload(*args, **packing_args, out=dout) is dout, f"{overload} did not return out")
                 return dout
-            returned = overload(*args)
+            returned = overload(*args, **packing_args)
             check(not op.endswith("_") or returned is dx, f"{overload} did not return x")
             return returned
         if call.startswith("api"):
@@ -275,10 +336,10 @@ def run_case(c, meshes, rank):
                 returned = torchops.bitwise_right_shift(dx, dy, is_arithmetic=arithmetic, out=dout)
             check(returned is dout, "the out= function did not return out")
             return dout
-        if call.removeprefix("api_") in UNARY:
-            return getattr(torchops, unary)(dx)
-        if call.startswith("api_") and unary in UNARY:
-            check(getattr(torchops, unary)(dx, out=dout) is dout, f"{unary}(out=) did not return out")
+        if call.removeprefix("api_") in UNARY or call.removeprefix("api_") in PACKING:
+            return getattr(torchops, unary)(dx, **packing_args)
+        if call.startswith("api_") and (unary in UNARY or unary in PACKING):
+            check(getattr(torchops, unary)(dx, **packing_args, out=dout) is dout, f"{unary}(out=) did not return out")
             return dout
         raise AssertionError(call)
 

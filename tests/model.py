@@ -150,3 +150,97 @@ def bitwise_count_model(tensor):
     counts them (bool: its value), as a uint8 array."""
     counts = [abs(int(value)).bit_count() for value in tensor.reshape(-1).tolist()]
     return np.array(counts, dtype=np.uint8).reshape(tuple(tensor.shape))
+
+
+# --------------------------------------------------------------------------
+# Bit packing (docs/semantics.md): NumPy's packbits/unpackbits, and fields of 2 and 4 bits.
+#
+# Along the packed dim, each group of per_byte = 8 // bits consecutive elements makes one
+# byte; field k of a group (k = 0 first) sits at bit shift (per_byte - 1 - k) * bits for
+# bitorder "big" and k * bits for "little". A field is the element's low `bits` bits (two's
+# complement: -1 gives all ones), or for packbits 1 where the element is nonzero. The last
+# group is padded with zero fields. Unpacking reads the fields back, `count` of them: all
+# (None), the first count (more than there are: zero fields appended), or all but -count
+# (dropped from the end); signed ones sign-extended from `bits` bits. dim=None packs x
+# flattened (row-major), and a 0-d x is one element: both give a 1-d result.
+# Written with NumPy's array arithmetic, never np.packbits or np.unpackbits (the tests
+# compare the ops with those as a second reference).
+
+
+def _as_array(x):
+    """x (a tensor, a NumPy array, nested lists) as a NumPy array."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().contiguous().numpy()
+    return np.asarray(x)
+
+
+def _packed_dim_last(array, dim):
+    """The array with the packed dim last (a 1-d array for dim None or a 0-d array) and
+    the dim where the result puts it back."""
+    if dim is None or array.ndim == 0:
+        return array.reshape(-1), 0
+    dim = dim % array.ndim
+    return np.moveaxis(array, dim, -1), dim
+
+
+def _shifts(bits, bitorder):
+    """The shift of field k of a byte, k = 0 first."""
+    per_byte = 8 // bits
+    shifts = np.arange(per_byte) * bits
+    return shifts[::-1] if bitorder == "big" else shifts
+
+
+def pack_model(x, bits, dim=-1, bitorder="big", nonzero=False):
+    """torchops.pack(x, bits, dim, bitorder) as a uint8 array; packbits with nonzero=True."""
+    array, dim = _packed_dim_last(_as_array(x), dim)
+    per_byte = 8 // bits
+    if nonzero:
+        fields = array != 0
+    else:  # the low bits, two's complement for a negative value (a bool is 0 or 1)
+        fields = (array.astype(np.uint8) if array.dtype == np.bool_ else array) & (2**bits - 1)
+    n = array.shape[-1]
+    nbytes = -(-n // per_byte)
+    padded = np.zeros(array.shape[:-1] + (nbytes * per_byte,), dtype=np.uint8)
+    padded[..., :n] = fields
+    groups = padded.reshape(array.shape[:-1] + (nbytes, per_byte)).astype(np.uint64)
+    packed = np.bitwise_or.reduce(groups << _shifts(bits, bitorder).astype(np.uint64), axis=-1)
+    return np.moveaxis(packed.astype(np.uint8), -1, dim)
+
+
+def packbits_model(x, dim=-1, bitorder="big"):
+    """torchops.packbits(x, dim, bitorder) as a uint8 array: np.packbits(x, axis=dim, bitorder)."""
+    return pack_model(x, 1, dim, bitorder, nonzero=True)
+
+
+def unpacked_size(available, count):
+    """The fields unpack gives of `available` along the dim, or ValueError for a count
+    that drops more than there are."""
+    if count is None:
+        return available
+    if count >= 0:
+        return count
+    if available + count < 0:
+        raise ValueError(f"count {count} drops more than the {available} fields")
+    return available + count
+
+
+def unpack_model(x, bits, dim=-1, count=None, bitorder="big", signed=False):
+    """torchops.unpack(x, bits, dim, count, bitorder, signed) of uint8 bytes, as a uint8
+    array (int8 when signed)."""
+    array, dim = _packed_dim_last(_as_array(x).astype(np.uint8), dim)
+    per_byte = 8 // bits
+    fields = (array[..., None].astype(np.uint64) >> _shifts(bits, bitorder).astype(np.uint64)) & (2**bits - 1)
+    fields = fields.reshape(array.shape[:-1] + (array.shape[-1] * per_byte,))
+    size = unpacked_size(fields.shape[-1], count)
+    result = np.zeros(array.shape[:-1] + (size,), dtype=np.int16)
+    kept = min(size, fields.shape[-1])
+    result[..., :kept] = fields[..., :kept]
+    if signed:
+        result = np.where(result >= 2 ** (bits - 1), result - 2**bits, result)
+    return np.moveaxis(result.astype(np.int8 if signed else np.uint8), -1, dim)
+
+
+def unpackbits_model(x, dim=-1, count=None, bitorder="big"):
+    """torchops.unpackbits(x, dim, count, bitorder) as a uint8 array: np.unpackbits's bits,
+    zeros past the end where NumPy leaves them unwritten."""
+    return unpack_model(x, 1, dim, count, bitorder)

@@ -284,6 +284,10 @@ FAILING_CALLS = [
     ("signbit, out not bool", lambda x, c, f: torchops.signbit(f, out=torch.empty(6)), OPS.signbit.out,
      RuntimeError, "torchops.signbit: out has dtype float32"),
     ("a sparse x", _sparse, OPS.bitshift.default, TypeError, "torchops.bitwise_left_shift: x must be a strided"),
+    ("unpackbits of int8", lambda x, c, f: torchops.unpackbits(x), OPS.unpackbits.default, TypeError,
+     "torchops.unpackbits: x must be a uint8 tensor of packed bytes, got int8"),
+    ("pack, out not uint8", lambda x, c, f: torchops.pack(x, 4, out=torch.empty(3, dtype=torch.int8)),
+     OPS.pack.out, RuntimeError, "torchops.pack: out has dtype int8"),
 ]
 
 
@@ -608,6 +612,104 @@ def test_the_binding_resize_warning_is_a_python_warning():
     with pytest.warns(UserWarning, match="resized"):
         torchops.bitshift(_x(), 1, "LEFT", out=out)
     assert out.shape == (6,)
+
+
+# --------------------------------------------------------------------------
+# The packing functions' arguments: ints or None (dim, count, bits), a str, a bool
+def _packed():
+    return make_tensor([0b10110000, 0x1E, 0xFF, 0x07, 0x80, 0x01], torch.uint8).reshape(2, 3)
+
+
+def _mask():
+    return torch.tensor([1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1], dtype=torch.bool).reshape(2, 6)
+
+
+# Calls that the compiled functions take, each argument of each kind: (f(functions, x, packed,
+# mask), the function called). x: _x() (int8).
+PACKING_CALLS = [
+    (lambda f, x, b, m: f["packbits"](m), "packbits"),
+    (lambda f, x, b, m: f["packbits"](m, None, "little"), "packbits"),
+    (lambda f, x, b, m: f["packbits"](x=m, bitorder="big", dim=0, out=torch.empty(0, dtype=torch.uint8)), "packbits"),
+    (lambda f, x, b, m: f["unpackbits"](b), "unpackbits"),
+    (lambda f, x, b, m: f["unpackbits"](b, 0, 5, "little"), "unpackbits"),
+    (lambda f, x, b, m: f["unpackbits"](b, dim=None, count=-3, out=torch.empty(45, dtype=torch.uint8)), "unpackbits"),
+    (lambda f, x, b, m: f["pack"](x, 4), "pack"),
+    (lambda f, x, b, m: f["pack"](x, 2, None, "little", torch.empty(2, dtype=torch.uint8)), "pack"),
+    (lambda f, x, b, m: f["pack"](x.reshape(2, 3), bits=1, dim=-2), "pack"),
+    (lambda f, x, b, m: f["unpack"](b, 4), "unpack"),
+    (lambda f, x, b, m: f["unpack"](b, 2, -1, 11, "little", True), "unpack"),
+    (lambda f, x, b, m: f["unpack"](b, 4, None, None, "big", False, torch.empty(12, dtype=torch.uint8)), "unpack"),
+    (lambda f, x, b, m: f["unpack"](x=b, bits=1, count=0, signed=True, out=torch.empty(0, dtype=torch.int8)),
+     "unpack"),
+]
+
+
+@pytest.mark.parametrize("call, name", PACKING_CALLS, ids=[f"{name}-{i}" for i, (_, name) in enumerate(PACKING_CALLS)])
+def test_a_packing_call_of_every_argument_kind_is_the_compiled_functions_and_gives_the_twins_answer(call, name):
+    typed = {function: getattr(torchops, function) for function in TYPED_FUNCTIONS}
+    expected = call(twins.TWINS, _x(), _packed(), _mask())
+    assert torch.equal(call(typed, _x(), _packed(), _mask()), expected)
+    if _fastpath.call_path() == "binding":
+        assert twins.TWINS[name].__code__ not in _python_code_run(lambda: call(typed, _x(), _packed(), _mask()))
+
+
+# Calls that the compiled functions leave to the twin: (call, the answer's call, or the error
+# and its message).
+_BIG = 2**64
+PACKING_CALLS_FOR_THE_TWIN = [
+    (lambda: torchops.packbits(_mask(), np.int64(0)), lambda: torchops.packbits(_mask(), 0)),
+    (lambda: torchops.unpack(_packed(), np.uint8(4), count=np.int32(-1), signed=np.bool_(True)),
+     lambda: torchops.unpack(_packed(), 4, count=-1, signed=True)),
+    (lambda: torchops.packbits(None), (TypeError, "torchops.packbits: x must be a tensor, got None")),
+    (lambda: torchops.unpackbits([1, 2]), (TypeError, "torchops.unpackbits: x must be a tensor, got list")),
+    (lambda: torchops.packbits(_mask(), True), (TypeError, "torchops.packbits: dim must be an int or None, got bool")),
+    (lambda: torchops.unpackbits(_packed(), count=1.0),
+     (TypeError, "torchops.unpackbits: count must be an int or None, got float")),
+    (lambda: torchops.pack(_x(), None), (TypeError, "torchops.pack: bits must be an int, got None")),
+    (lambda: torchops.pack(_x(), 4, bitorder=b"big"),
+     (TypeError, "torchops.pack: bitorder must be a str, 'big' or 'little', got bytes")),
+    (lambda: torchops.unpack(_packed(), 4, signed=1), (TypeError, "torchops.unpack: signed must be a bool, got int")),
+    (lambda: torchops.pack(_x(), 4, out=_x().tolist()),
+     (TypeError, "torchops.pack: out must be a tensor or None, got list")),
+    # An int beyond int64: the op's checks refuse it in the twin, in their order and words.
+    (lambda: torchops.pack(_x(), _BIG), (ValueError, f"torchops.pack: bits must be 1, 2 or 4, got {_BIG}")),
+    (lambda: torchops.pack(_x().float(), _BIG), (TypeError, "torchops.pack: x must be an integer or bool tensor")),
+    (lambda: torchops.unpackbits(_packed(), -_BIG),
+     (IndexError,
+      f"torchops.unpackbits: dim {-_BIG} is out of range for a 2-d x (expected a dim in [-2, 1], or None)")),
+    (lambda: torchops.unpack(_packed(), 4, count=-_BIG),
+     (ValueError, f"torchops.unpack: count {-_BIG} drops more than the 6 fields along dim 1")),
+]
+
+
+@pytest.mark.parametrize("call, expected", PACKING_CALLS_FOR_THE_TWIN, ids=range(len(PACKING_CALLS_FOR_THE_TWIN)))
+def test_a_packing_call_the_compiled_function_leaves_to_the_twin(call, expected):
+    if callable(expected):
+        assert torch.equal(call(), expected())
+        return
+    error, message = expected
+    with pytest.raises(error) as raised:
+        call()
+    assert str(raised.value).startswith(message), raised.value
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: torchops.pack(_x(), 3), ValueError, "torchops.pack: bits must be 1, 2 or 4, got 3"),
+    (lambda: torchops.packbits(_mask(), bitorder="b"), ValueError,
+     "torchops.packbits: bitorder must be 'big' or 'little', got 'b'"),
+    (lambda: torchops.unpackbits(_packed(), 2), IndexError,
+     "torchops.unpackbits: dim 2 is out of range for a 2-d x (expected a dim in [-2, 1], or None)"),
+    (lambda: torchops.unpackbits(_packed(), None, -49), ValueError,
+     "torchops.unpackbits: count -49 drops more than the 48 bits of the flattened x"),
+    (lambda: torchops.unpack(_packed(), 4, signed=True, out=torch.empty(6, dtype=torch.uint8)), RuntimeError,
+     "torchops.unpack: out has dtype uint8 but the result has dtype int8"),
+], ids=["bits", "bitorder", "dim", "count", "out dtype"])
+def test_a_packing_call_the_op_refuses_gets_the_same_error_on_both_paths(call, error, message, path):
+    with _on(path):
+        with pytest.raises(error) as raised:
+            call()
+    assert str(raised.value).startswith(message), raised.value
 
 
 # --------------------------------------------------------------------------

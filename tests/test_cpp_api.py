@@ -22,7 +22,7 @@ import torch
 import torch.utils.cpp_extension
 
 import torchops
-from torchops._contract import FUNCTIONAL_FORM, OVERLOADS
+from torchops._contract import DECLARATIONS, FUNCTIONAL_FORM, OVERLOADS
 
 from conftest import _C10_NAMES
 
@@ -33,13 +33,21 @@ Declaration = namedtuple("Declaration", "name parameters text")  # parameters: (
 
 # A C++ parameter's type (without const and &) as the schema writes it.
 SCHEMA_TYPES = {"at::Tensor": "Tensor", "at::Scalar": "number", "std::string_view": "str",
-                "c10::string_view": "str", "bool": "bool", "int64_t": "int", "double": "float"}
+                "c10::string_view": "str", "bool": "bool", "int64_t": "int", "double": "float",
+                "std::optional<int64_t>": "Optional[int]", "c10::optional<int64_t>": "Optional[int]"}
+# A C++ parameter's name is the schema's, but where the schema's is a C++ keyword: the one
+# such parameter, unpack's `signed`, is `is_signed` in the header.
+SCHEMA_NAMES = {"is_signed": "signed"}
 # The argument of a parameter of each schema type but Tensor, as (C++, Python): values every
 # op of the library takes, so that a call returns a result to compare ("LEFT" is a direction).
+# A parameter of that name and type takes its own (a packing op's bitorder, bits, dim, count).
 ARGUMENTS = {"number": ("at::Scalar(2)", 2), "str": ('"LEFT"', "LEFT"), "bool": ("true", True),
-             "int": ("int64_t{1}", 1), "float": ("1.0", 1.0)}
-# The tensor operands, in order (x, then a count): int32, which every op takes; the count's
-# values in [0, 32).
+             "int": ("int64_t{1}", 1), "float": ("1.0", 1.0), "Optional[int]": ("int64_t{0}", 0),
+             ("str", "bitorder"): ('"little"', "little"), ("int", "bits"): ("int64_t{2}", 2),
+             ("Optional[int]", "dim"): ("std::nullopt", None), ("Optional[int]", "count"): ("int64_t{-3}", -3)}
+# The tensor operands, in order (x, then a count): int32, where the op takes it (every op but
+# those of packed bytes, whose x is uint8: the same values converted); the count's values in
+# [0, 32).
 OPERANDS = ([-8, 3, 7, -1], [1, 2, 0, 3])
 
 
@@ -53,7 +61,7 @@ def declarations(header):
         for parameter in filter(None, (p.strip() for p in match.group(2).split(","))):
             *type_words, name = parameter.split("=")[0].replace("&", " ").split()
             cpp_type = " ".join(word for word in type_words if word != "const")
-            parameters.append((SCHEMA_TYPES.get(cpp_type, cpp_type), name))
+            parameters.append((SCHEMA_TYPES.get(cpp_type, cpp_type), SCHEMA_NAMES.get(name, name)))
         found.append(Declaration(match.group(1), tuple(parameters), " ".join(match.group(0).split())))
     return found
 
@@ -90,21 +98,31 @@ def test_every_overload_has_its_function_in_the_header(header):
     assert not missing, "\n".join(missing) + f"\n{WHERE}"
 
 
+def _operand_dtype(overload):
+    """int32, or the first dtype of the op's declaration where it does not take int32."""
+    if overload is None:
+        return torch.int32
+    dtypes = DECLARATIONS[overload._schema.name.removeprefix("torchops::").removesuffix("_")].dtypes
+    return torch.int32 if torch.int32 in dtypes else dtypes[0]
+
+
 def _calls(header):
     """For each declared function: (its C++ call, its overload or None, the same arguments for
     the overload by name)."""
     calls = []
     for declaration in declarations(header):
         overload = overload_of(declaration)
-        cpp, python, operands = [], {}, iter(OPERANDS)
+        cpp, python, operands, dtype = [], {}, iter(OPERANDS), _operand_dtype(overload)
         for schema_type, name in declaration.parameters:
+            argument = ARGUMENTS.get((schema_type, name), ARGUMENTS.get(schema_type))
             if schema_type == "Tensor" and name != "out":
                 values = next(operands, OPERANDS[0])
-                cpp.append(f"ints({{{', '.join(map(str, values))}}})")
-                python[name] = torch.tensor(values, dtype=torch.int32)
-            elif schema_type in ARGUMENTS:
-                cpp.append(ARGUMENTS[schema_type][0])
-                python[name] = ARGUMENTS[schema_type][1]
+                converted = "" if dtype == torch.int32 else f".to(at::ScalarType::{_C10_NAMES[dtype]})"
+                cpp.append(f"ints({{{', '.join(map(str, values))}}}){converted}")
+                python[name] = torch.tensor(values, dtype=torch.int32).to(dtype)
+            elif argument is not None:
+                cpp.append(argument[0])
+                python[name] = argument[1]
             elif schema_type != "Tensor":
                 pytest.fail(f"{declaration.text}: tests/test_cpp_api.py has no argument for a parameter of type "
                             f"{schema_type}: add one to its ARGUMENTS")

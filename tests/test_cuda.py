@@ -6,9 +6,10 @@ The cases of every op are made from what an op declares and from tests/calls.py,
 new op is swept here with no line of its own: each overload on every dtype of its
 declaration (torchops/_contract.py), with the arguments of each of its OPCHECK_SAMPLES and
 operands that cover the dtype (every value of the 8- and 16-bit dtypes, every pair of 8-bit
-values for two operands); the errors of BAD_CALLS; opcheck and vmap of a sample of each
-overload; a compiled graph of TYPED_CALLS. The shift's own rules (Python-int counts, counts
-at the edges of the range, promotion, layouts) have cases of their own below.
+values for two operands; a packing op's x has them along the dim it packs); the errors of
+BAD_CALLS; opcheck and vmap of a sample of each overload; a compiled graph of TYPED_CALLS.
+The shift's own rules (Python-int counts, counts at the edges of the range, promotion,
+layouts) have cases of their own below.
 
 Skipped, with the reason, where no CUDA device is present: CI has none, and runs the same
 paths on CPU tensors instead (TORCHOPS_CPU_KERNELS=composite and =triton over the kernel
@@ -31,7 +32,7 @@ from conftest import (
     interesting_counts, interesting_values, make_tensor, random_values, special_float_patterns,
 )
 from torchops import _triton
-from torchops._contract import OVERLOADS, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, PackingCall, declaration_of, op_name
 
 DEVICE = os.environ.get("TORCHOPS_TEST_DEVICE", "cuda")
 pytestmark = [
@@ -85,12 +86,16 @@ def assert_same(device_result, cpu_result, what="", layout=True):
 
 def call(overload, template, tensors):
     """The overload called with `template`'s arguments, `tensors` in its Nones; returns what
-    it wrote (x in place, or out, made here of the declared result dtype) or returned."""
+    it wrote (x in place, or out, made here of the declared result dtype and shape) or returned."""
     operands = iter(tensors)
     args = [next(operands) if a is None else a for a in template]
     if torch.Tag.out in overload.tags:
-        dtype = declaration_of(overload).check(op_name(overload), *args)
-        out = torch.empty(torch.broadcast_shapes(*(t.shape for t in tensors)), dtype=dtype, device=tensors[0].device)
+        checked = declaration_of(overload).check(op_name(overload), *args)
+        if isinstance(checked, PackingCall):
+            dtype, shape = checked.dtype, checked.shape
+        else:
+            dtype, shape = checked, torch.broadcast_shapes(*(t.shape for t in tensors))
+        out = torch.empty(shape, dtype=dtype, device=tensors[0].device)
         assert overload(*args, out=out) is out, f"{overload} did not return out"
         return out
     result = overload(*args)
@@ -102,11 +107,28 @@ def call(overload, template, tensors):
 SWEEPS = [(overload, dtype) for overload in OVERLOADS for dtype in declaration_of(overload).dtypes]
 
 
+def along_packed_dim(overload, template, values):
+    """A packing op's x: the covering values along the template's dim (the schema's default
+    where the template stops before it), of the fewest dims that have that dim."""
+    where = [argument.name for argument in overload._schema.arguments].index("dim")
+    dim = template[where] if where < len(template) else -1
+    if dim is None:
+        return values
+    shape = [1] * (dim + 1 if dim >= 0 else -dim)
+    shape[dim] = values.numel()
+    return values.reshape(shape)
+
+
 @pytest.mark.parametrize("overload,dtype", SWEEPS, ids=[f"{o}-{dtype_id(d)}" for o, d in SWEEPS])
 def test_every_overload_on_every_declared_dtype(device_path, overload, dtype):
+    packing = isinstance(declaration_of(overload), Packing)
     for template in argument_templates(overload):
         tensors = covering_operands(dtype, template.count(None))
-        for layout, view in [("contiguous", lambda t: t), ("every other element", lambda t: t[::2])]:
+        if packing:  # x alone, its values along the packed dim
+            tensors = [along_packed_dim(overload, template, tensors[0])]
+        # Every other element along every dim (the packed one too).
+        for layout, view in [("contiguous", lambda t: t),
+                             ("every other element", lambda t: t[(slice(None, None, 2),) * t.dim()])]:
             # Fresh copies on each side: an in-place overload writes its x.
             expected = call(overload, template, [view(t.clone()) for t in tensors])
             got = call(overload, template, [view(t.to(DEVICE, copy=True)) for t in tensors])
@@ -114,11 +136,14 @@ def test_every_overload_on_every_declared_dtype(device_path, overload, dtype):
             assert (got.dtype, got.shape, got.stride()) == (expected.dtype, expected.shape, expected.stride()), \
                 f"{overload} {template} {layout}"
             # as_bits: where the result is a float, NaN != NaN and the bits are the answer.
-            mismatched = (as_bits(got.cpu()) != as_bits(expected)).nonzero().flatten()[:5]
+            got, expected = got.cpu().flatten(), expected.flatten()
+            mismatched = (as_bits(got) != as_bits(expected)).nonzero().flatten()[:5]
+            # A packing op's result elements are not its operands' (they have other shapes).
+            operands = "" if packing else f", operands {[view(t)[mismatched].tolist() for t in tensors]}"
             assert not len(mismatched), (
                 f"{overload} {template} {layout} on {dtype_id(dtype)}: the {DEVICE} result differs from the CPU's "
-                f"at {mismatched.tolist()}, operands {[view(t)[mismatched].tolist() for t in tensors]}: "
-                f"{got.cpu()[mismatched].tolist()} against {expected[mismatched].tolist()}")
+                f"at {mismatched.tolist()}{operands}: {got[mismatched].tolist()} against "
+                f"{expected[mismatched].tolist()}")
 
 
 # --------------------------------------------------------------------------

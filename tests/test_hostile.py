@@ -102,6 +102,8 @@ IN_PLACE_OP = r"torchops\.bitshift_"
 LEFT, RIGHT = r"torchops\.bitwise_left_shift\b", r"torchops\.bitwise_right_shift\b"
 LEFT_INPLACE, RIGHT_INPLACE = r"torchops\.bitwise_left_shift_", r"torchops\.bitwise_right_shift_"
 SIGNBIT = r"torchops\.signbit"
+PACKBITS, UNPACKBITS = r"torchops\.packbits", r"torchops\.unpackbits"
+PACK, UNPACK = r"torchops\.pack\b", r"torchops\.unpack\b"
 X, Y, OUT = r"\bx\b", r"\by\b", r"\bout\b"
 FOUR_DIRECTIONS = (r"'?LEFT'?", r"'?RIGHT'?", r"'?left'?", r"'?right'?")
 OVERFLOW = r"(?i:int|overflow|convert|range)"
@@ -353,6 +355,59 @@ CATALOGUE = [
     ("ops_count_2_64_in_place", lambda t: ops.bitshift_(t(I32), 2**64, "LEFT"), OverflowError, named(OVERFLOW)),
     ("ops_count_minus_2_70_in_place", lambda t: ops.bitshift_.Scalar(t(I16), -2**70, "RIGHT", False), OverflowError,
      named(OVERFLOW)),
+
+    # --- the packing ops (packbits, unpackbits, pack, unpack): x's dtype, bits, bitorder, dim,
+    # count, out (docs/semantics.md's list of their errors), and what every function refuses
+    ("packbits_float32", lambda t: torchops.packbits(t(F32)), TypeError, named(PACKBITS, X, "float32", "x != 0")),
+    ("pack_bfloat16_ops_out", lambda t: ops.pack.out(t(BF16), 4, out=t(U8)), TypeError, named(PACK, X, "bfloat16")),
+    ("pack_complex64", lambda t: torchops.pack(t(C64), 2), TypeError, named(PACK, X, "complex64")),
+    ("unpackbits_int8", lambda t: torchops.unpackbits(t(I8)), TypeError, named(UNPACKBITS, X, "uint8", "int8")),
+    ("unpack_bool_ops", lambda t: ops.unpack(t(BOOL), 4), TypeError, named(UNPACK, X, "uint8", "bool")),
+    ("pack_bits_3", lambda t: torchops.pack(t(I32), 3), ValueError, named(PACK, "bits", r"\b3\b")),
+    ("unpack_bits_8_ops_out", lambda t: ops.unpack.out(t(U8), 8, out=t(U8)), ValueError,
+     named(UNPACK, "bits", r"\b8\b")),
+    ("packbits_bitorder_b", lambda t: torchops.packbits(t(I8), -1, "b"), ValueError,
+     named(PACKBITS, "bitorder", "'big'", "'little'")),
+    ("unpack_bitorder_empty_ops", lambda t: ops.unpack(t(U8), 2, -1, None, ""), ValueError,
+     named(UNPACK, "bitorder", "'big'", "'little'")),
+    ("packbits_dim_2_of_2_d", lambda t: torchops.packbits(t(I16, (2, 3)), 2), IndexError,
+     named(PACKBITS, "dim", r"\b2\b", "2-d")),
+    ("unpack_dim_1_of_0_d_ops", lambda t: ops.unpack(t(U8, ()), 4, 1), IndexError, named(UNPACK, "dim", "0-d")),
+    ("unpackbits_count_too_negative", lambda t: torchops.unpackbits(t(U8, (2,)), count=-17), ValueError,
+     named(UNPACKBITS, "count", "-17", r"\b16 bits\b")),
+    ("unpack_count_too_negative_flattened_out", lambda t: torchops.unpack(t(U8, (2, 2)), 4, None, -9, out=t(U8)),
+     ValueError, named(UNPACK, "count", "-9", r"\b8 fields\b", "flattened")),
+    ("packbits_out_int8", lambda t: torchops.packbits(t(I8), out=t(I8)), RuntimeError,
+     named(PACKBITS, OUT, "int8", "uint8")),
+    ("unpack_signed_out_uint8_ops", lambda t: ops.unpack.out(t(U8), 4, signed=True, out=t(U8, (6,))), RuntimeError,
+     named(UNPACK, OUT, "uint8", "int8")),
+    ("unpackbits_out_a_list", lambda t: torchops.unpackbits(t(U8), out=[0] * 24), TypeError,
+     named(UNPACKBITS, OUT, "tensor", "list")),
+    ("packbits_meta_out", lambda t: torchops.packbits(t(I8), out=t(U8, (1,), device="meta")), RuntimeError,
+     named(PACKBITS, OUT, *DEVICES)),
+    ("unpack_meta_x_cpu_out_ops", lambda t: ops.unpack.out(t(U8, device="meta"), 2, out=t(U8, (12,))), RuntimeError,
+     named(UNPACK, OUT, *DEVICES)),
+    ("pack_sparse", lambda t: torchops.pack(t.keep(t(I8).to_sparse()), 2), TypeError,
+     named(PACK, X, "strided", "sparse_coo")),
+    ("unpackbits_sparse_ops", lambda t: ops.unpackbits(t.keep(t(U8).to_sparse())), TypeError,
+     named(UNPACKBITS, X, "strided", "sparse_coo")),
+    ("packbits_quantized", lambda t: torchops.packbits(t.keep(quantized(torch.quint8))), TypeError,
+     named(PACKBITS, X, "quint8")),
+    ("packbits_none", lambda t: torchops.packbits(None), TypeError, named(PACKBITS, X, "None")),
+    ("unpack_none_ops_out", lambda t: ops.unpack.out(None, 4, out=t(U8)), TypeError, named(UNPACK, X, "None")),
+    ("pack_list", lambda t: torchops.pack([1, 2, 3], 2), TypeError, named(PACK, X, "list")),
+    ("unpackbits_numpy_array", lambda t: torchops.unpackbits(np.array([1, 2], dtype=np.uint8)), TypeError,
+     named(UNPACKBITS, X, "ndarray")),
+    # arguments of another type than the schema's: the typed functions' TypeError naming the
+    # argument, as for a shift's direction; torch.ops's own schema RuntimeError
+    ("pack_bits_float", lambda t: torchops.pack(t(I8), 2.0), TypeError, named(PACK, "bits", "float")),
+    ("pack_bits_float_ops", lambda t: ops.pack(t(I8), 2.0), RuntimeError, named("bits", r"\bint\b")),
+    ("unpackbits_bitorder_int", lambda t: torchops.unpackbits(t(U8), -1, None, 10), TypeError,
+     named(UNPACKBITS, "bitorder", r"\bint\b")),
+    ("packbits_dim_str", lambda t: torchops.packbits(t(I8), "0"), TypeError, named(PACKBITS, "dim", r"\bstr\b")),
+    ("unpack_count_float", lambda t: torchops.unpack(t(U8), 4, -1, 1.5), TypeError, named(UNPACK, "count", "float")),
+    ("unpack_signed_none", lambda t: torchops.unpack(t(U8), 4, signed=None), TypeError,
+     named(UNPACK, "signed", "bool", "NoneType")),
 ]
 
 
@@ -367,8 +422,15 @@ def _params():
         yield pytest.param(*row[1:4], id=row[0], marks=marks)
 
 
+# The packing ops' typed functions, written apart from their ops: their rows wait for them.
+PACKING_FUNCTIONS = ("packbits", "unpackbits", "pack", "unpack")
+
+
 @pytest.mark.parametrize("call, exception, message", list(_params()))
 def test_invalid_call(call, exception, message):
+    absent = [name for name in call.__code__.co_names if name in PACKING_FUNCTIONS and not hasattr(torchops, name)]
+    if "torchops" in call.__code__.co_names and absent:
+        pytest.skip(f"torchops.{absent[0]} is not in torchops/ops.py yet")
     t = Tensors()
     with pytest.raises(exception) as info:
         call(t)
@@ -384,7 +446,8 @@ def test_invalid_call(call, exception, message):
 def test_catalogue_exception_types_are_the_contracts():
     """A guard on the table itself: only the exception types the contract
     (or PyTorch's own argument parsing) gives."""
-    allowed = {TypeError, ValueError, RuntimeError, OverflowError, NotImplementedError}
+    allowed = {TypeError, ValueError, RuntimeError, OverflowError, NotImplementedError,
+               IndexError}  # a packing op's dim out of range: PyTorch's own exception for it
     for row in CATALOGUE:
         types = row[2] if isinstance(row[2], tuple) else (row[2],)
         assert set(types) <= allowed, row[0]

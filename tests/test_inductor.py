@@ -333,6 +333,129 @@ def test_bitwise_count(dtype, level, rng):
 
 
 # --------------------------------------------------------------------------------------
+# The packing ops: pointwise over their result, so they fuse with what makes x and what
+# reads the result; every dim (a 3-d x's and None), both bit orders, every field width,
+# counts that keep, drop and append fields. conftest.declared_functional_calls sweeps the
+# dtypes on 1-d operands (below); these take random 3-d shapes of odd sizes.
+def packing_everywhere(x, packed):
+    results = []
+    for dim in (0, 1, -1, None):
+        for bitorder, bits, count in (("big", 2, 11), ("little", 4, None)):
+            results.append(torchops.packbits(x, dim, bitorder))
+            results.append(torchops.pack(x, bits, dim, bitorder))
+            results.append(torchops.unpackbits(packed, dim, count, bitorder))
+        results.append(torchops.pack(x, 1, dim))
+        fields = (packed.numel() if dim is None else packed.shape[dim]) * 8
+        for bits, count, bitorder, signed in ((1, -min(5, fields), "little", True), (2, 3, "big", False),
+                                              (4, 1000, "little", True), (4, None, "big", False)):
+            results.append(torchops.unpack(packed, bits, dim, count, bitorder, signed))
+    return results
+
+
+def packing_of_0d(x, packed):
+    return [torchops.packbits(x), torchops.pack(x, 2, None, "little"), torchops.pack(x, 4, 0),
+            torchops.unpackbits(packed, 0, 3, "little"), torchops.unpack(packed, 4, -1, None, "big", True),
+            torchops.unpack(packed, 2, None, 9, "little", False)]
+
+
+def random_shape(rng):
+    """Three dims: odd sizes up to 70 (a vector loop's tail, a last group that is not full),
+    sometimes a dim of 1 or 0."""
+    return tuple(int(rng.choice([0, 1, 2, 3])) if rng.random() < 0.15 else int(rng.integers(1, 35)) * 2 + 1
+                 for _ in range(3))
+
+
+def packing_inputs(dtype, shape, rng):
+    """x of `dtype` (values over its whole range, zeros among them) and bytes to unpack, of `shape`."""
+    size = int(np.prod(shape))
+    if dtype == torch.bool:
+        x = torch.from_numpy(rng.random(size) < 0.5)
+    else:
+        x = make_tensor(random_values(dtype, size, rng), dtype)
+        x[::3] = 0
+    return x.reshape(shape), make_tensor(random_values(torch.uint8, size, rng), torch.uint8).reshape(shape)
+
+
+def assert_packing_equals_eager(fn, dynamic, level, *args):
+    got, expected = compiled(fn, dynamic, level)(*args), fn(*args)
+    assert_same_tensors(got, expected, what=fn.__name__)
+    assert all(g.is_contiguous() for g in got), [g.stride() for g in got]  # a new result is contiguous
+
+
+# The scalar level and the best one (the other levels: the sweeps below); the best level on
+# more dtypes, and with dynamic shapes.
+PACKING_CASES = ([(torch.int8, False, "scalar"), (torch.int8, False, BEST), (torch.bool, False, BEST),
+                  (torch.uint64, False, BEST), (torch.int32, True, BEST)])
+
+
+@pytest.mark.parametrize("dtype, dynamic, level", [
+    pytest.param(dtype, dynamic, level, id=f"{dtype_id(dtype)}-{'dynamic' if dynamic else 'static'}-{level}")
+    for dtype, dynamic, level in PACKING_CASES])
+def test_packing_on_random_shapes(dtype, dynamic, level, rng):
+    shapes = [random_shape(rng), (3, 5, 17)]
+    for shape in shapes:
+        assert_packing_equals_eager(packing_everywhere, dynamic, level, *packing_inputs(dtype, shape, rng))
+    x, packed = packing_inputs(dtype, (), rng)
+    assert_packing_equals_eager(packing_of_0d, dynamic, level, x, packed)
+
+
+def packbits_of_positive(x):
+    return torchops.packbits(x > 0)
+
+
+def packbits_of_positive_along_0(x):
+    return torchops.packbits(x > 0, 0, "little")
+
+
+def dequantize_int4(packed, scale):
+    return torchops.unpack(packed, 4, signed=True).to(torch.float32) * scale
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_packing_fuses_with_what_makes_x_and_what_reads_the_result(level, rng):
+    """packbits(x > 0) is one kernel that never writes the bools; an int4 dequantize one kernel
+    that writes only the floats, in a vector loop at the vector levels."""
+    x = torch.randn(4099)  # 8 * 512 + 3: the last group masked
+    packed = make_tensor(random_values(torch.uint8, 4099, rng), torch.uint8)
+    cases = [(packbits_of_positive, (x,)), (packbits_of_positive_along_0, (torch.randn(43, 99)[:, :97],)),
+             (dequantize_int4, (packed, torch.tensor(0.25)))]
+    for fn, args in cases:
+        code = generated_code(fn, *args, level=level)
+        kernels = kernel_sources(code)
+        assert len(kernels) == 1 and "torch.ops.torchops" not in code, code
+        assert "torch.bool" not in code and "torch.int8" not in code, code  # no temporary of x > 0 or of the fields
+        assert_same_tensors([compiled(fn, False, level)(*args)], [fn(*args)], what=fn.__name__)
+    if level != "scalar":
+        assert "at::vec" in kernels[0], kernels[0]
+    # and the dequantized values themselves: low nibble of 0x9F is -1, the high one -7
+    assert dequantize_int4(torch.tensor([0x9F], dtype=torch.uint8), 1.0).tolist() == [-7.0, -1.0]
+
+
+def packing_into(x, packed, bits_out, fields_out, bytes_out):
+    torchops.packbits(x > 0, out=bits_out)
+    torchops.unpack(packed, 2, 0, 7, "little", True, out=fields_out)
+    torchops.pack(x, 4, -1, "little", out=bytes_out)
+    torchops.unpackbits(packed[:, :1], count=7, out=bytes_out)  # out= written again, all of it
+    return bits_out, fields_out, bytes_out
+
+
+@pytest.mark.parametrize("level", [BEST] if SAMPLED else list(LEVELS))
+def test_packing_out(level, rng):
+    """The out= overloads write into outs of the result's shape (Dynamo takes contiguous outs only)."""
+    x, packed = packing_inputs(torch.int16, (7, 13), rng)
+
+    def outs():
+        return (torch.full((7, 2), 9, dtype=torch.uint8), torch.full((7, 13), 9, dtype=torch.int8),
+                torch.full((7, 7), 9, dtype=torch.uint8))
+
+    expected = packing_into(x, packed, *outs())
+    written = outs()
+    result = compiled(packing_into, False, level)(x, packed, *written)
+    assert_same_tensors(result, expected)
+    assert all(r is w for r, w in zip(result, written))  # written in place, as eager does
+
+
+# --------------------------------------------------------------------------------------
 # Every op: every functional overload on every dtype its op declares, with the arguments of
 # each of its samples (conftest.declared_functional_calls), on operands that cover the dtype.
 # A new op's lowering is checked here, and under UBSan at the scalar level
@@ -439,9 +562,10 @@ def test_chains_with_builtins(level, rng):
 
 # --------------------------------------------------------------------------------------
 # The generated code.
-def generated_code(fn, *args):
-    """The code Inductor writes for fn, generated afresh (not read from a cache)."""
-    fresh = torch.compile(fn, fullgraph=True, options={"fx_graph_cache": False})
+def generated_code(fn, *args, level=None):
+    """The code Inductor writes for fn (at a level of LEVELS), generated afresh (not read from a cache)."""
+    options = {"fx_graph_cache": False} if level is None else {"fx_graph_cache": False, "cpp.simdlen": LEVELS[level]}
+    fresh = torch.compile(fn, fullgraph=True, options=options)
     _, code = run_and_get_code(fresh, *args)
     return "\n".join(code)
 
@@ -664,7 +788,8 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
     compiler.write_text('#!/bin/sh\nexec "${CXX:-g++}" "$@" -fsanitize=undefined -fno-sanitize-recover=undefined\n')
     compiler.chmod(0o755)
     env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
-    selection = "scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place or every_functional)"
+    selection = ("scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place or every_functional "
+                 "or packing)")
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
         env=env, capture_output=True, text=True, timeout=1800,

@@ -146,6 +146,38 @@ def test_bitwise_count(dtype, rng, out_of_range_shifts):
         assert result.dtype == torch.uint8 and torch.equal(result, wanted)
 
 
+def packing(x, packed):
+    """Every packing op along a middle dim, the last one and flattened, both bit orders,
+    counts that drop and append fields."""
+    results = []
+    for dim in (1, -1, None):
+        for bitorder in ("big", "little"):
+            results += [op.packbits(x > 0, dim, bitorder), op.pack(x, 2, dim, bitorder), op.pack(x, 4, dim, bitorder),
+                        op.unpackbits(packed, dim, -3, bitorder), op.unpack(packed, 2, dim, 40, bitorder, True),
+                        op.unpack(packed, 4, dim, None, bitorder, True), op.unpack(packed, 1, dim, 5, bitorder)]
+    return results
+
+
+def test_packing(rng, out_of_range_shifts):
+    x = make_tensor(random_values(torch.int16, 3 * 5 * 19, rng), torch.int16).reshape(3, 5, 19)
+    packed = make_tensor(random_values(torch.uint8, 3 * 5 * 7, rng), torch.uint8).reshape(3, 5, 7)
+    assert_same_tensors(compile_and_run(packing, (x, packed), out_of_range_shifts), packing(x, packed))
+
+
+def test_packing_fuses(rng, out_of_range_shifts):
+    """packbits(x > 0) and an int4 dequantize are one Triton kernel each."""
+    x = torch.randn(4099)
+    packed = make_tensor(random_values(torch.uint8, 4099, rng), torch.uint8)
+    for fn, args in ((lambda x: op.packbits(x > 0), (x,)),
+                     (lambda p, s: op.unpack(p, 4, -1, None, "big", True).to(torch.float32) * s,
+                      (packed, torch.tensor(0.25)))):
+        got, code = run_and_get_code(torch.compile(fn, fullgraph=True, options={"fx_graph_cache": False}), *args)
+        source = "\n".join(code)
+        assert source.count("@triton.jit") == 1, source
+        assert not re.search(r"torch\.ops\.torchops\.\w+\.\w+\(", source), "a torchops kernel is called, not fused"
+        assert torch.equal(got, fn(*args)) and out_of_range_shifts == []
+
+
 def test_every_functional_overload_on_every_declared_dtype(out_of_range_shifts):
     # Every op's lowering in Triton, with no edit here: every functional overload on every dtype
     # its op declares, with the arguments of each of its samples (tests/calls.py), on operands

@@ -358,6 +358,64 @@ def test_every_functional_overload_on_every_declared_dtype_is_exact(opset):
                                  f"{g[differ].tolist()} against {e[differ].tolist()}")
 
 
+# the packing ops beyond the 1-d sweep: every dim of a 3-d x and None, a 0-d x, counts that
+# keep, drop and append fields, a dynamic dim, out=
+
+
+class Packing(torch.nn.Module):
+    def forward(self, x, flags, packed, scalar, byte):
+        outputs = []
+        for dim in (0, 1, -1, None):
+            for bitorder in ("big", "little"):
+                outputs.append(T.packbits(x, dim, bitorder))
+                outputs.append(T.packbits(flags, dim, bitorder))
+                outputs += [T.pack(x, bits, dim, bitorder) for bits in (1, 2, 4)]
+                outputs.append(T.unpackbits(packed, dim, None, bitorder))
+                for bits, count, signed in ((1, 11, True), (2, -3, False), (4, 100, True), (4, None, True),
+                                            (2, 0, False)):
+                    outputs.append(T.unpack(packed, bits, dim, count, bitorder, signed))
+        outputs += [T.packbits(scalar), T.pack(scalar, 4, 0, "little"), T.pack(flags[0, 0, 0], 2, None),
+                    T.unpack(byte, 2, None, 3), T.unpackbits(byte, -1, -2, "little"),
+                    T.unpack(byte, 4, 0, None, "big", True)]
+        return tuple(outputs)
+
+
+def packing_inputs(batch, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(-(2**15), 2**15, (batch, 5, 11), generator=g).to(torch.int16)
+    x[:, ::2] = 0  # zeros among the elements: packbits's rule
+    flags = torch.randint(0, 2, (batch, 5, 11), generator=g).to(torch.bool)
+    packed = torch.randint(0, 256, (batch, 3, 7), generator=g).to(torch.uint8)
+    return x, flags, packed, torch.tensor(-7, dtype=torch.int64), torch.tensor(0x9C, dtype=torch.uint8)
+
+
+@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+def test_packing_along_every_dim_with_a_dynamic_batch(opset):
+    # From 9: a batch packed along dim 0 is more than one byte (export specializes a size of 1).
+    batch = torch.export.Dim("batch", min=9)
+    program = torchops.onnx.export(Packing(), packing_inputs(11, 0), opset_version=opset,
+                                   dynamic_shapes=({0: batch}, {0: batch}, {0: batch}, None, None))
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    for size, seed in ((11, 1), (9, 2), (16, 3), (23, 4)):
+        assert_runs_like_eager(program, Packing(), packing_inputs(size, seed))
+
+
+class PackingInto(torch.nn.Module):
+    def forward(self, x, packed, into):
+        made = torch.empty(0, dtype=torch.int8)
+        torchops.pack(x, 4, 0, out=into)  # an input of the result's shape
+        torchops.unpack(packed, 2, -1, 5, "little", True, out=made)  # a buffer of the model, resized
+        return into + 1, made
+
+
+def test_packing_out_into_an_input_and_a_resized_buffer():
+    x = torch.arange(-12, 12, dtype=torch.int32).reshape(6, 4)
+    packed = torch.arange(24, dtype=torch.uint8).reshape(4, 6)
+    args = (x, packed, torch.zeros(3, 4, dtype=torch.uint8))
+    program = torchops.onnx.export(PackingInto(), tuple(a.clone() for a in args), verify=True)
+    assert_runs_like_eager(program, PackingInto(), tuple(a.clone() for a in args))
+
+
 # signbit of floats: exact at opset 26 and up, refused below
 
 

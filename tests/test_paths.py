@@ -29,7 +29,11 @@ floats); shapes that broadcast (or not), 0-d and empty; every layout (transposed
 channels_last-like, sliced with steps and offsets, expanded, mixed); out= of every kind (of
 the result's shape in any layout, empty, of another shape, of another dtype, x itself,
 overlapping x); operands that are x itself; values over each dtype's whole range and its
-edges, counts near 0 and every width, floats as bit patterns (NaNs, -0.0, infs). Beside them,
+edges, counts near 0 and every width, floats as bit patterns (NaNs, -0.0, infs). A packing op
+(a ``Packing`` declaration: packbits, unpackbits, pack, unpack) is drawn the same way: its
+bits, dim, count and bitorder from its samples and hostile values of their types (dims out
+of range, counts past the end or dropping more than there are, None), now and then a dim of
+up to 70 elements, its out= kinds from its result's shape, which is not x's. Beside them,
 every pair of a few layouts and dtypes (test_every_pair_of_layouts), layouts once found to
 differ (test_known_layouts), and the samples and bad calls of tests/calls.py (test_fixed_calls).
 
@@ -71,7 +75,7 @@ from conftest import (
     dtype_id, interesting_counts, interesting_values, special_float_patterns,
 )
 from torchops import _triton
-from torchops._contract import OVERLOADS, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, declaration_of, op_name
 
 # Examples per overload; Triton's interpreter costs milliseconds a call, hence fewer on its path.
 EXAMPLES = 200 if SAMPLED else 800
@@ -335,11 +339,14 @@ def filled(dtype, size, seed):
 
 
 @st.composite
-def shapes(draw):
-    """0-d to 4-d, dims up to 5, now and then one of them 0."""
+def shapes(draw, longest=5):
+    """0-d to 4-d, dims up to 5, now and then one of them 0, or up to `longest` (a packing op
+    packs up to 8 elements a byte: a dim of up to 70 leaves a vector loop tails)."""
     shape = [draw(st.integers(1, 5)) for _ in range(draw(st.sampled_from((0, 1, 2, 2, 3, 3, 4))))]
     if shape and draw(st.integers(0, 7)) == 7:
         shape[draw(st.integers(0, len(shape) - 1))] = 0
+    elif shape and longest > 5 and draw(st.integers(0, 2)) == 2:
+        shape[draw(st.integers(0, len(shape) - 1))] = draw(st.integers(6, longest))
     return tuple(shape)
 
 
@@ -398,6 +405,9 @@ def value_strategy(argument, samples):
         "bool": st.booleans(),
         "int": st.integers(-2**63, 2**63 - 1),
         "float": st.floats(),
+        # a packing op's dim or count: out of range, too negative, past the end (not so far
+        # past it that the result would not fit in memory)
+        "Optional[int]": st.none() | st.integers(-70, 70),
     }.get(str(argument.type))
     return st.sampled_from(samples) if hostile is None else mostly(st.sampled_from(samples), hostile)
 
@@ -406,13 +416,24 @@ def writes(argument):
     return argument.alias_info is not None and argument.alias_info.is_write
 
 
+def sampled_arguments(overload):
+    """The arguments of each of tests/calls.py's samples of `overload`, once each, a tensor's
+    place marked None: all of them (argument_templates keeps those the dtype sweeps can make)."""
+    templates = {}
+    for _, sampled, make_args, *_ in OPCHECK_SAMPLES:
+        if sampled is overload:
+            template = tuple(None if isinstance(a, torch.Tensor) else a for a in make_args())
+            templates[repr(template)] = template  # repr: True and 1 are one dict key
+    return list(templates.values())
+
+
 @st.composite
 def calls(draw, overload):
     """A call of `overload` (module docstring): the same derivation for every op."""
     declared = declaration_of(overload).dtypes
     dtypes = mostly(st.sampled_from(declared), st.sampled_from([d for d in UNDECLARED_DTYPES if d not in declared]))
-    templates = argument_templates(overload)
-    shape = draw(shapes())
+    templates = sampled_arguments(overload)
+    shape = draw(shapes(longest=70 if isinstance(declaration_of(overload), Packing) else 5))
     args, out_argument = [], None
     for index, argument in enumerate(overload._schema.arguments):
         if argument.kwarg_only and writes(argument):
@@ -438,9 +459,12 @@ def calls(draw, overload):
 def result_of(overload, args):
     """The dtype and shape of the call's result (of its x for a refused call)."""
     operands = [a for a in args if isinstance(a, torch.Tensor)]
+    declaration = declaration_of(overload)
     try:
-        return (declaration_of(overload).check(op_name(overload), *args),
-                torch.broadcast_shapes(*(t.shape for t in operands)))
+        if isinstance(declaration, Packing):  # its result's shape is not x's
+            checked = declaration.check(op_name(overload), *args)
+            return checked.dtype, checked.shape
+        return (declaration.check(op_name(overload), *args), torch.broadcast_shapes(*(t.shape for t in operands)))
     except Exception:  # noqa: BLE001
         return operands[0].dtype, operands[0].shape
 

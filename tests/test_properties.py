@@ -840,3 +840,111 @@ def test_strategies_cover_the_layouts():
     wanted = {"contiguous", "channels_last", "expanded", "offset", "permuted", "sliced", "empty", "long"}
     wanted |= {f"ndim={n}" for n in range(MAX_NDIM + 1)}
     assert wanted <= seen, wanted - seen
+
+
+# --------------------------------------------------------------------------
+# the packing ops: packbits and pack of every dtype, unpackbits and unpack of bytes, along a
+# drawn dim (None too) of a drawn shape and layout, with drawn field widths, counts and bit
+# orders, into a drawn out= or a new tensor, against the model at every level
+PACK_DTYPES = INT_DTYPES + [torch.bool]
+# The typed functions (torchops.packbits, ...), and the ops through torch.ops; the ops alone
+# where torchops/ops.py does not have the functions yet.
+PACKING_APIS = ["python", "ops"] if hasattr(torchops, "unpack") else ["ops"]
+
+
+def packing(api, name, *args, out=None):
+    """torchops.<name> (api "python") or its op through torch.ops (api "ops")."""
+    if api == "python":
+        return getattr(torchops, name)(*args, out=out)
+    overload = getattr(torch.ops.torchops, name)
+    return overload.default(*args) if out is None else overload.out(*args, out=out)
+
+
+@st.composite
+def packed_dims(draw, shape):
+    """A dim of `shape` (negative too), or None: x flattened."""
+    rank = max(len(shape), 1)
+    return draw(st.none() | st.integers(-rank, rank - 1))
+
+
+@pytest.mark.parametrize("x_dtype", PACK_DTYPES, ids=dtype_id)
+@PROPERTY_SETTINGS
+@given(data=st.data(), api=st.sampled_from(PACKING_APIS))
+def test_pack_and_packbits(x_dtype, data, api):
+    x_spec = data.draw(tensors(x_dtype, data.draw(shapes()), signbit_elements(x_dtype)), label="x")
+    describe("x", x_spec)
+    x0 = x_spec.build()
+    bits = data.draw(st.sampled_from([None, 1, 2, 4]), label="bits (None: packbits)")
+    dim = data.draw(packed_dims(tuple(x0.shape)), label="dim")
+    bitorder = data.draw(st.sampled_from(["big", "little"]), label="bitorder")
+    name, args = ("packbits", (x0, dim, bitorder)) if bits is None else ("pack", (x0, bits, dim, bitorder))
+    expected = model.packbits_model(x0, dim, bitorder) if bits is None else model.pack_model(x0, bits, dim, bitorder)
+    event(f"{name}, dim {'None' if dim is None else 'given'}")
+    with_out = data.draw(st.booleans(), label="with_out")
+    out_kind, out_spec = data.draw(out_specs(torch.uint8, expected.shape)) if with_out else (None, None)
+
+    def check(level):
+        x = x_spec.build()
+        out = out_spec.build() if with_out else None
+        before = snapshot(x)
+        result, resize_warnings = call_recording_warnings(lambda: packing(api, name, x, *args[1:], out=out))
+        assert_values(result, expected.tolist(), torch.uint8, expected.shape, f"level={level}, out={out_kind}")
+        if with_out:
+            assert result is out
+            assert_resize_warnings(out_kind, resize_warnings)
+        else:
+            assert result.is_contiguous()
+        assert_unchanged(before)
+
+    at_every_level(check)
+
+
+@pytest.mark.parametrize("bits", [None, 1, 2, 4], ids=lambda bits: "unpackbits" if bits is None else f"bits={bits}")
+@PROPERTY_SETTINGS
+@given(data=st.data(), api=st.sampled_from(PACKING_APIS))
+def test_unpack_and_unpackbits(bits, data, api):
+    x_spec = data.draw(tensors(torch.uint8, data.draw(shapes()), value_elements(torch.uint8)), label="x")
+    describe("x", x_spec)
+    x0 = x_spec.build()
+    dim = data.draw(packed_dims(tuple(x0.shape)), label="dim")
+    available = (8 // (bits or 1)) * (x0.numel() if dim is None or x0.dim() == 0 else x0.shape[dim])
+    count = data.draw(st.none() | st.integers(-available - 2, available + 9), label="count")
+    bitorder = data.draw(st.sampled_from(["big", "little"]), label="bitorder")
+    signed = bits is not None and data.draw(st.booleans(), label="signed")
+    name, args = ("unpackbits", (dim, count, bitorder)) if bits is None else ("unpack", (bits, dim, count, bitorder,
+                                                                                         signed))
+    result_dtype = torch.int8 if signed else torch.uint8
+    with_out = data.draw(st.booleans(), label="with_out")
+    try:
+        expected = model.unpack_model(x0, bits or 1, dim, count, bitorder, signed)
+    except ValueError:  # a count that drops more fields than there are
+        event("outcome: ValueError (count)")
+        out_spec = data.draw(out_specs(result_dtype, (3,)))[1] if with_out else None
+
+        def check_refused(level):
+            x = x_spec.build()
+            out = out_spec.build() if with_out else None
+            before = snapshot(x, out)
+            with pytest.raises(ValueError, match=rf"^torchops\.{name}: count {count} drops more than the {available} "):
+                packing(api, name, x, *args, out=out)
+            assert_unchanged(before)
+
+        at_every_level(check_refused)
+        return
+    event(f"{name}, count {'None' if count is None else 'past the end' if count > available else 'given'}")
+    out_kind, out_spec = data.draw(out_specs(result_dtype, expected.shape)) if with_out else (None, None)
+
+    def check(level):
+        x = x_spec.build()
+        out = out_spec.build() if with_out else None
+        before = snapshot(x)
+        result, resize_warnings = call_recording_warnings(lambda: packing(api, name, x, *args, out=out))
+        assert_values(result, expected.tolist(), result_dtype, expected.shape, f"level={level}, out={out_kind}")
+        if with_out:
+            assert result is out
+            assert_resize_warnings(out_kind, resize_warnings)
+        else:
+            assert result.is_contiguous()
+        assert_unchanged(before)
+
+    at_every_level(check)

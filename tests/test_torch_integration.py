@@ -13,7 +13,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torchops
-from torchops._contract import OVERLOADS
+from torchops._contract import OVERLOADS, Packing, declaration_of
 
 import model
 from calls import BAD_CALLS, OPCHECK_SAMPLES, TYPED_CALLS, counts_of, floats_of, ints_of
@@ -92,11 +92,15 @@ def test_schemas_are_the_contract():
 
 def test_writing_overloads_carry_atens_tags():
     # As ATen's: an out= overload returns its out (Tag.out), an in-place one its x (Tag.inplace).
+    # Every overload is pt2-compliant; pointwise, all but the packing ops' (their result's
+    # shape is not x's: Inductor must not fuse them as pointwise).
     for overload in OVERLOADS:
         schema = overload._schema
         written = [arg for arg in schema.arguments if arg.alias_info is not None and arg.alias_info.is_write]
         kinds = {torch.Tag.out, torch.Tag.inplace} & set(overload.tags)
-        assert {torch.Tag.pointwise, torch.Tag.pt2_compliant_tag} <= set(overload.tags), overload
+        assert torch.Tag.pt2_compliant_tag in overload.tags, overload
+        pointwise = not isinstance(declaration_of(overload), Packing)
+        assert (torch.Tag.pointwise in overload.tags) == pointwise, overload
         if not written:
             assert not kinds and str(schema.returns[0].type) == "Tensor" and schema.returns[0].alias_info is None
             continue
@@ -155,7 +159,8 @@ def _raised_under_compile(error, exception):
 
 COMPILE_ERROR_CASES = [c for c in BAD_CALLS
                        if c.id in ("x-float", "direction", "not-broadcastable", "in-place-dtype", "out-dtype",
-                                   "signbit-complex")]
+                                   "signbit-complex", "packbits-float", "pack-bits", "unpackbits-dim", "unpack-count",
+                                   "unpack-out-dtype-signed")]
 
 
 @pytest.mark.parametrize("case", COMPILE_ERROR_CASES, ids=[c.id for c in COMPILE_ERROR_CASES])
@@ -303,12 +308,13 @@ def _random_layout(rng, shape, dtype):
 
 
 def test_fake_kernel_output_strides_match_real_over_random_layouts():
-    # The fake kernels lay outputs out as TensorIterator does, on every dim that has more than
-    # one element (the stride of a size-1 dim is arbitrary, and TensorIterator's is not
-    # reproduced: it does not change how the tensor is read).
+    # The fake kernels lay outputs out as TensorIterator does (a packing op's: contiguous), on
+    # every dim that has more than one element (the stride of a size-1 dim is arbitrary, and
+    # TensorIterator's is not reproduced: it does not change how the tensor is read).
     import random
 
     rng = random.Random(0)
+    bytes_rng = random.Random(1)  # the packed bytes' layouts, drawn apart
 
     def meaningful(tensor):
         return tuple(stride for stride, size in zip(tensor.stride(), tensor.shape) if size > 1)
@@ -317,8 +323,11 @@ def test_fake_kernel_output_strides_match_real_over_random_layouts():
         shape = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(0, 4))]
         count_shape = [size if rng.random() < 0.6 else 1 for size in shape][rng.randint(0, len(shape)):]
         x, y = _random_layout(rng, shape, torch.int16), _random_layout(rng, count_shape, torch.int16)
+        packed = _random_layout(bytes_rng, shape, torch.uint8)
         for op, args in [(ops.bitshift.default, (x, y, "LEFT")), (ops.bitshift.Scalar, (x, 3, "RIGHT")),
-                         (ops.signbit.default, (x,))]:
+                         (ops.signbit.default, (x,)), (ops.packbits.default, (x, 0, "little")),
+                         (ops.pack.default, (x, 2, -1)), (ops.unpackbits.default, (packed, -1, 5)),
+                         (ops.unpack.default, (packed, 4, 0, None, "big", True))]:
             real = op(*args)
             with FakeTensorMode() as mode:
                 fake = op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])

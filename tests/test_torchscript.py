@@ -289,6 +289,37 @@ def test_typed_api_scripted_signbit_reads_the_sign_bit(dtype):
     assert torch.jit.script(_signbits)(x).tolist() == [sign for _, _, sign in patterns]
 
 
+class Packing(torch.nn.Module):
+    """The packing functions' forms beyond TYPED_CALLS': dim and count as ints and None, both
+    bit orders, signed, out= by position and by keyword."""
+
+    def forward(self, mask: Tensor, x: Tensor, dim: Optional[int], count: Optional[int]):
+        packed = torchops.packbits(mask, dim, "little")
+        nibbles = torch.empty(0, dtype=torch.uint8)
+        torchops.pack(x, 4, dim, "big", nibbles)
+        fields = torch.empty(0, dtype=torch.int8)
+        return [
+            packed,
+            torchops.packbits(mask, bitorder="big", dim=None),
+            torchops.unpackbits(packed, dim, count, "little"),
+            torchops.unpackbits(packed, count=count, dim=dim, bitorder="little", out=torch.empty(0, dtype=torch.uint8)),
+            nibbles,
+            torchops.pack(x, 2, bitorder="little"),
+            torchops.unpack(nibbles, 4, dim, count, "big", True),
+            torchops.unpack(nibbles, 4, dim, count, "big", True, fields),
+            torchops.unpack(nibbles, bits=4, signed=False),
+        ]
+
+
+@pytest.mark.parametrize("dim, count", [(-1, None), (0, 3), (None, -2), (1, 0)], ids=str)
+def test_the_packing_functions_scripted_give_eagers_answers(dim, count):
+    mask = torch.tensor([1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 1, 0], dtype=torch.bool).reshape(3, 4)
+    x = make_tensor([-8, 7, -1, 3, 0, 5, -2, 6, 1, -4, 2, -3], torch.int8).reshape(3, 4)
+    scripted = torch.jit.script(Packing())
+    _assert_calls_only_the_torchops_operators(scripted.inlined_graph)
+    assert_same_tensors(scripted(mask, x, dim, count), Packing()(mask, x, dim, count))
+
+
 # --------------------------------------------------------------------------
 # Errors under TorchScript: the typed API's own checks name the function called; an op's
 # error names the op (TorchScript has no try/except in which to say it again).

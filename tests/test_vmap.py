@@ -372,3 +372,131 @@ def test_every_overload_has_a_batching_rule():
 
     for overload in OVERLOADS:
         assert torch._C._dispatch_has_kernel_for_dispatch_key(overload.name(), "FuncTorchBatched"), overload
+
+
+# --- the packing ops --------------------------------------------------------------------
+# Their rule packs along the example's dim past the batch dim, wherever that is; dim=None
+# and 0-d examples pack each example flattened.
+
+# (id, call of one example along `dim`, x's dtype)
+PACKING_CALLS = [
+    ("packbits", lambda a, dim: op.packbits(a, dim), torch.int16),
+    ("packbits-little-bool", lambda a, dim: op.packbits(a, dim, "little"), torch.bool),
+    ("pack2", lambda a, dim: op.pack(a, 2, dim), torch.int64),
+    ("pack4-little", lambda a, dim: op.pack(a, 4, dim, "little"), torch.uint8),
+    ("unpackbits", lambda a, dim: op.unpackbits(a, dim), torch.uint8),
+    ("unpackbits-count-little", lambda a, dim: op.unpackbits(a, dim, 11, "little"), torch.uint8),
+    ("unpackbits-drop", lambda a, dim: op.unpackbits(a, dim, -3), torch.uint8),
+    ("unpack4-signed", lambda a, dim: op.unpack(a, 4, dim, None, "big", True), torch.uint8),
+    ("unpack2-count", lambda a, dim: op.unpack(a, 2, dim, 7), torch.uint8),
+]
+PACKING_IDS = [c[0] for c in PACKING_CALLS]
+
+
+def packing_values(shape, dtype, gen):
+    """Zeros among small values of either sign (packbits' nonzero, pack's low bits); any
+    byte for the unpacking ops."""
+    if dtype == torch.uint8:
+        return rand(shape, dtype, gen)
+    return rand(shape, torch.int64, gen, lo=-3, hi=3).to(dtype)
+
+
+@pytest.mark.parametrize("call", PACKING_CALLS, ids=PACKING_IDS)
+@pytest.mark.parametrize("bdim", [0, 1, 2, 3])
+def test_packing_batch_dim_anywhere(call, bdim):
+    _, fn, dtype = call
+    x = packing_values(_with_batch((3, 5, 2), bdim), dtype, torch.Generator().manual_seed(bdim))
+    for dim in (0, 1, 2, -1, -3, None):
+        check(lambda a: fn(a, dim), (x,), (bdim,))
+
+
+@pytest.mark.parametrize("call", PACKING_CALLS, ids=PACKING_IDS)
+@pytest.mark.parametrize("shape,bdim,dims", [
+    ((), 0, (-1, 0, None)),       # a 0-d example is one element
+    ((7,), 1, (0, -1, None)),
+    ((0, 3), 2, (0, 1, None)),    # no elements: unpacking's count pads with zeros (or drops too many)
+    ((9, 1), 0, (0, 1, None)),
+])
+def test_packing_small_and_empty_examples(call, shape, bdim, dims):
+    _, fn, dtype = call
+    x = packing_values(_with_batch(shape, bdim), dtype, torch.Generator().manual_seed(12))
+    for dim in dims:
+        try:
+            fn(x.select(bdim, 0), dim)
+        except ValueError as error:  # the example's error, batched or not
+            with pytest.raises(ValueError) as batched:
+                torch.vmap(lambda a: fn(a, dim), in_dims=bdim)(x)
+            assert str(batched.value) == str(error)
+            continue
+        check(lambda a: fn(a, dim), (x,), (bdim,))
+
+
+def test_packing_in_a_batch_of_other_ops():
+    # unpack(pack(x)) gives x's low bits back, per example and batched; nested vmap too
+    gen = torch.Generator().manual_seed(13)
+    x = rand((4, 6, B), torch.int32, gen)
+    f = lambda a: op.unpack(op.pack(a, 4, 0), 4, 0, a.shape[0], "big", True)
+    got = check(f, (x,), (2,))
+    assert torch.equal(got, torch.stack([x[..., i].to(torch.int8) << 4 >> 4 for i in range(B)]))
+    y = packing_values((B, 4, 6), torch.int32, gen)
+    g = lambda a: op.unpackbits(op.packbits(a, None), None, a.numel())
+    nested = torch.vmap(torch.vmap(g, in_dims=1), in_dims=0)(y)
+    want = torch.stack([torch.stack([g(y[i, :, j]) for j in range(6)]) for i in range(B)])
+    assert torch.equal(nested, want) and torch.equal(nested, (y != 0).to(torch.uint8).transpose(1, 2))
+
+
+@pytest.mark.parametrize("fn,x,match", [
+    (lambda a: op.packbits(a, 2), torch.ones(B, 3, 4, dtype=torch.int8), r"dim 2 is out of range for a 2-d x"),
+    (lambda a: op.pack(a, 4, 1), torch.ones(B, dtype=torch.int8), r"dim 1 is out of range for a 0-d x"),
+    (lambda a: op.unpackbits(a, 0, -25), torch.ones(B, 3, dtype=torch.uint8),
+     r"count -25 drops more than the 24 bits along dim 0"),
+    (lambda a: op.unpack(a, 2, None, -13), torch.ones(B, 3, dtype=torch.uint8),
+     r"count -13 drops more than the 12 fields of the flattened x"),
+    (lambda a: op.pack(a, 3), torch.ones(B, 3, dtype=torch.int8), r"bits must be 1, 2 or 4, got 3"),
+    (lambda a: op.unpack(a, 2), torch.ones(B, 3, dtype=torch.int8), r"x must be a uint8 tensor"),
+])
+def test_packing_errors_name_the_example(fn, x, match):
+    with pytest.raises(Exception, match=match) as batched:
+        torch.vmap(fn)(x)
+    with pytest.raises(Exception) as example:
+        fn(x[0])
+    assert type(batched.value) is type(example.value) and str(batched.value) == str(example.value)
+
+
+# (call of one example with its out, x's dtype, out's dtype, the example's result shape)
+PACKING_OUTS = [
+    (lambda a, o: op.packbits.out(a, 0, out=o), torch.int8, torch.uint8, (1, 4)),
+    (lambda a, o: op.unpackbits.out(a, None, 30, "little", out=o), torch.uint8, torch.uint8, (30,)),
+    (lambda a, o: op.pack.out(a, 2, -1, out=o), torch.int64, torch.uint8, (6, 1)),
+    (lambda a, o: op.unpack.out(a, 4, 1, -1, "big", True, out=o), torch.uint8, torch.int8, (6, 7)),
+]
+
+
+@pytest.mark.parametrize("fn,dtype,out_dtype,shape", PACKING_OUTS)
+@pytest.mark.parametrize("xd,od", [(0, 0), (2, 1), (1, 2)])
+def test_packing_out(fn, dtype, out_dtype, shape, xd, od):
+    # out= of the example's result shape and dtype, batched anywhere: written as the loop does
+    od = min(od, len(shape))
+    x = packing_values(_with_batch((6, 4), xd), dtype, torch.Generator().manual_seed(14))
+    out = torch.zeros(_with_batch(shape, od), dtype=out_dtype)
+    want = _out_loop(fn, out, od, (x,), (xd,))
+
+    def g(a, o):
+        assert fn(a, o) is o
+        return o
+
+    returned = torch.vmap(g, in_dims=(xd, od), out_dims=od)(x, out)
+    assert torch.equal(out, want) and torch.equal(returned, want)
+
+
+def test_packing_out_refusals():
+    x = torch.ones(B, 4, 9, dtype=torch.int32)
+    f = lambda a, o: (op.pack.out(a, 4, out=o), o)[1]
+    shared = torch.zeros(4, 5, dtype=torch.uint8)
+    with pytest.raises(RuntimeError, match=r"vmap: torchops.pack\(\.\.\., out=out\) is not possible"):
+        torch.vmap(f, in_dims=(0, None))(x, shared)
+    with pytest.raises(RuntimeError, match="torchops.pack: out has dtype int8 but the result has dtype uint8"):
+        torch.vmap(f)(x, torch.zeros(B, 4, 5, dtype=torch.int8))
+    with pytest.raises(RuntimeError, match=r"out has shape \[4, 9\] per example but the result has shape \[4, 5\]"):
+        torch.vmap(f)(x, torch.zeros(B, 4, 9, dtype=torch.uint8))
+    assert torch.equal(shared, torch.zeros(4, 5, dtype=torch.uint8))

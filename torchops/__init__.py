@@ -1,5 +1,6 @@
 """torchops: bit operations as PyTorch operators: shifts (left, arithmetic right, logical
-right), signbit, bit counts.
+right), signbit, bit counts, bit packing (NumPy's packbits and unpackbits; 1-, 2- and 4-bit
+fields).
 
 The rules are stated in docs/semantics.md. The operators are registered under
 ``torch.ops.torchops`` (``bitshift``, ``bitshift_``, ``signbit``, ``bitwise_count``, ...,

@@ -22,6 +22,10 @@ BITSHIFT = "torchops.bitshift"
 BITSHIFT_INPLACE = "torchops.bitshift_"
 SIGNBIT = "torchops.signbit"
 BITWISE_COUNT = "torchops.bitwise_count"
+PACKBITS = "torchops.packbits"
+UNPACKBITS = "torchops.unpackbits"
+PACK = "torchops.pack"
+UNPACK = "torchops.unpack"
 
 #: The dtypes a shift takes, for x and for a tensor count.
 SHIFT_DTYPES = (
@@ -34,6 +38,14 @@ SIGNBIT_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.floa
 SIGNBIT_DTYPES = SHIFT_DTYPES + SIGNBIT_FLOAT_DTYPES + (torch.bool,)
 #: Every dtype bitwise_count takes: the integers and bool.
 BITWISE_COUNT_DTYPES = SHIFT_DTYPES + (torch.bool,)
+#: Every dtype packbits and pack take: the integers and bool.
+PACK_DTYPES = SHIFT_DTYPES + (torch.bool,)
+#: The dtype unpackbits and unpack take: packed bytes.
+UNPACK_DTYPES = (torch.uint8,)
+#: The field widths pack and unpack take, in bits (8 // bits fields a byte).
+PACK_BITS = (1, 2, 4)
+#: The orders of the fields in a byte: "big" puts the first in the most significant bits.
+BITORDERS = ("big", "little")
 #: The spellings of a shift's direction.
 DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
 
@@ -111,6 +123,8 @@ SIGNBIT_FLOAT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in SIGNBIT_FLOAT_DTYPE
 BITWISE_COUNT_DTYPE_NAMES = ", ".join(dtype_name(d) for d in BITWISE_COUNT_DTYPES)
 #: "'LEFT', 'RIGHT', 'left', 'right'", as the messages list them.
 DIRECTION_NAMES = ", ".join(repr(d) for d in DIRECTIONS)
+#: "int8, ..., uint64, bool", as the messages list them.
+PACK_DTYPE_NAMES = ", ".join(dtype_name(d) for d in PACK_DTYPES)
 
 
 # ----------------------------------------------------------------------------------------
@@ -207,9 +221,130 @@ def _check_bitwise_count(op: str, x: Tensor) -> torch.dtype:
     return torch.uint8
 
 
+@dataclass(frozen=True)
+class Packing:
+    """An op that packs fields into bytes along one dim, or unpacks them (packbits, pack,
+    unpackbits, unpack): not pointwise, its result's size at that dim differs from x's.
+
+    ``check(op, x, *args)`` takes the arguments of either overload (the schema's, ``out``
+    aside), runs the op's checks in its C++ entries' order and words (csrc/ops/pack.cpp) and
+    returns a ``PackingCall``: the result's dtype and shape, and the dim packed. ``dtypes``:
+    the dtypes x takes.
+    """
+
+    check: Callable[..., "PackingCall"]
+    dtypes: tuple
+
+
+@dataclass(frozen=True)
+class PackingCall:
+    """A checked call of a packing op: its result's dtype and shape, the dim of x it packs or
+    unpacks (None: x flattened first; a 0-d x is one element) and that dim's size in the result."""
+
+    dtype: torch.dtype
+    shape: tuple
+    dim: int | None
+    size: object  # an int, or a SymInt under dynamic shapes
+
+
+def _check_bits(op: str, bits: int) -> int:
+    torch._check_value(bits in PACK_BITS, lambda: f"{op}: bits must be 1, 2 or 4, got {bits}")
+    return 8 // bits
+
+
+def _check_bitorder(op: str, bitorder: str) -> None:
+    torch._check_value(bitorder in BITORDERS, lambda: f"{op}: bitorder must be 'big' or 'little', got '{bitorder}'")
+
+
+def _packed_dim(op: str, x: Tensor, dim: int | None) -> int | None:
+    """dim made non-negative, None kept; PyTorch's range rule (a 0-d x takes -1 and 0)."""
+    if dim is None:
+        return None
+    rank = max(x.dim(), 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"{op}: dim {dim} is out of range for a {x.dim()}-d x "
+                         f"(expected a dim in [{-rank}, {rank - 1}], or None)")
+    return dim % rank
+
+
+def _length_along(x: Tensor, dim: int | None):
+    """The elements along the packed dim: all of x for None or a 0-d x."""
+    return x.numel() if dim is None or x.dim() == 0 else x.shape[dim]
+
+
+def _result_shape(x: Tensor, dim: int | None, size) -> tuple:
+    if dim is None or x.dim() == 0:
+        return (size,)
+    return tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:])
+
+
+def _check_pack_x(op: str, x: Tensor) -> None:
+    torch._check_type(
+        x.dtype in PACK_DTYPES,
+        lambda: f"{op}: x must be an integer or bool tensor ({PACK_DTYPE_NAMES}), got {dtype_name(x.dtype)}; NumPy's "
+                "packbits refuses floats too: pack x != 0, or a float's bits through x.view(torch.int32)")
+
+
+def _check_unpack_x(op: str, x: Tensor) -> None:
+    torch._check_type(x.dtype == torch.uint8,
+                      lambda: f"{op}: x must be a uint8 tensor of packed bytes, got {dtype_name(x.dtype)}")
+
+
+def _pack_call(op: str, x: Tensor, bits: int, dim: int | None, bitorder: str) -> PackingCall:
+    per_byte = _check_bits(op, bits)
+    _check_bitorder(op, bitorder)
+    dim = _packed_dim(op, x, dim)
+    size = (_length_along(x, dim) + per_byte - 1) // per_byte
+    return PackingCall(torch.uint8, _result_shape(x, dim, size), dim, size)
+
+
+def _unpack_call(op: str, x: Tensor, bits: int, dim: int | None, count: int | None, bitorder: str, signed: bool,
+                 unit: str) -> PackingCall:
+    per_byte = _check_bits(op, bits)
+    _check_bitorder(op, bitorder)
+    dim = _packed_dim(op, x, dim)
+    available = _length_along(x, dim) * per_byte
+    if count is None:
+        size = available
+    elif count >= 0:
+        size = count
+    else:
+        where = "of the flattened x" if dim is None else f"along dim {dim}"
+        torch._check_value(available + count >= 0,
+                           lambda: f"{op}: count {count} drops more than the {available} {unit} {where}")
+        size = available + count
+    return PackingCall(torch.int8 if signed else torch.uint8, _result_shape(x, dim, size), dim, size)
+
+
+def _check_packbits(op: str, x: Tensor, dim: int | None = -1, bitorder: str = "big") -> PackingCall:
+    _check_pack_x(op, x)
+    return _pack_call(op, x, 1, dim, bitorder)
+
+
+def _check_pack(op: str, x: Tensor, bits: int, dim: int | None = -1, bitorder: str = "big") -> PackingCall:
+    _check_pack_x(op, x)
+    return _pack_call(op, x, bits, dim, bitorder)
+
+
+def _check_unpackbits(op: str, x: Tensor, dim: int | None = -1, count: int | None = None,
+                      bitorder: str = "big") -> PackingCall:
+    _check_unpack_x(op, x)
+    return _unpack_call(op, x, 1, dim, count, bitorder, False, "bits")
+
+
+def _check_unpack(op: str, x: Tensor, bits: int, dim: int | None = -1, count: int | None = None,
+                  bitorder: str = "big", signed: bool = False) -> PackingCall:
+    _check_unpack_x(op, x)
+    return _unpack_call(op, x, bits, dim, count, bitorder, signed, "fields")
+
+
 #: Every op's declaration, by its name (an in-place op, ``bitshift_``, is its op's).
 DECLARATIONS = {
     "bitshift": Pointwise(_check_bitshift, SHIFT_DTYPES, promotes=True, noun="shift"),
     "signbit": Pointwise(_check_signbit, SIGNBIT_DTYPES),
     "bitwise_count": Pointwise(_check_bitwise_count, BITWISE_COUNT_DTYPES),
+    "packbits": Packing(_check_packbits, PACK_DTYPES),
+    "unpackbits": Packing(_check_unpackbits, UNPACK_DTYPES),
+    "pack": Packing(_check_pack, PACK_DTYPES),
+    "unpack": Packing(_check_unpack, UNPACK_DTYPES),
 }

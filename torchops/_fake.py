@@ -2,10 +2,10 @@
 
 torch.compile, torch.export and FakeTensorMode run these instead of the C++ kernels. They
 are made from each op's declaration (torchops/_contract.py's DECLARATIONS: its checks and
-result dtype) and from what the overload does (its tags: a new result, out= or in place),
-so an op needs no code here. Each check repeats its twin in csrc/ops/ with the same
-exception type and the same words; tests/test_torch_integration.py compares the two on
-every bad call of tests/calls.py.
+result dtype; a packing op's check gives its result's shape too) and from what the
+overload does (its tags: a new result, out= or in place), so an op needs no code here.
+Each check repeats its twin in csrc/ops/ with the same exception type and the same words;
+tests/test_torch_integration.py compares the two on every bad call of tests/calls.py.
 """
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from torch._prims_common import (
     compute_elementwise_output_logical_to_physical_perm,
     invert_perm,
     is_cpu_scalar_tensor,
+    is_non_overlapping_and_dense_or_false,
     make_contiguous_strides_for,
 )
 
-from torchops._contract import OVERLOADS, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, declaration_of, op_name
 from torchops._contract import dtype_name as _name
 
 
@@ -149,5 +150,65 @@ def _fake_kernel(overload):
     return fake
 
 
+def _symbolic(*tensors: Tensor) -> bool:
+    return any(isinstance(size, torch.SymInt)
+               for t in tensors for size in (*t.shape, *t.stride(), t.storage_offset()))
+
+
+def _check_no_overlap(op: str, out: Tensor, x: Tensor) -> None:
+    """The packing entries' refusal of an out that shares memory with itself or with x
+    (csrc/ops/pack.cpp's check_no_overlap: at::assert_no_internal_overlap, then
+    at::assert_no_overlap's at::get_overlap_status, here on storages and byte ranges). As
+    there, what cannot be decided (a tensor that is not dense) passes; so do symbolic sizes."""
+    if _symbolic(out, x):
+        return
+    prefix = f"{op}: unsupported operation: "
+    torch._check(torch._debug_has_internal_overlap(out) != 1, lambda: prefix + (
+        "more than one element of the written-to tensor refers to a single memory location. Please clone() the "
+        "tensor before performing the operation."))
+    overlaps = out is x
+    if not overlaps and out.numel() and x.numel() and is_non_overlapping_and_dense_or_false(out) \
+            and is_non_overlapping_and_dense_or_false(x) \
+            and out.untyped_storage()._cdata == x.untyped_storage()._cdata:
+        out_begin, x_begin = out.storage_offset() * out.element_size(), x.storage_offset() * x.element_size()
+        overlaps = out_begin < x_begin + x.nbytes and x_begin < out_begin + out.nbytes
+    torch._check(not overlaps, lambda: prefix + (
+        "some elements of the input tensor and the written-to tensor refer to a single memory location. Please "
+        "clone() the tensor before performing the operation."))
+
+
+def _packing_fake_kernel(overload):
+    """The fake kernel of a packing op's overload (packbits, unpackbits, pack, unpack): the
+    device check, the op's checks (its declaration, which gives the result's dtype and
+    shape: ceil(n / per_byte) bytes at the packed dim, symbolic under dynamic shapes), then
+    out='s dtype and overlap, in csrc/ops/pack.cpp's order. A new result is contiguous; an
+    out of another shape is resized (contiguous), one of the result's shape keeps its
+    strides."""
+    op, declaration, kind = op_name(overload), declaration_of(overload), kind_of(overload)
+
+    def fake(*args, **kwargs):
+        values = bind(overload, args, kwargs)
+        x, out = values[0], kwargs.get("out")
+        torch._check_type(x is not None, lambda: f"{op}: x must be a tensor, got None")
+        if kind == "out":
+            _check_device(op, x, out=out)
+        call = declaration.check(op, *values)
+        if kind == "functional":
+            return torch.empty(call.shape, dtype=call.dtype, device=x.device)
+        _check_out_dtype(op, out, call.dtype)
+        # x as the entries see it: flattened (a view where reshape makes one) for dim=None
+        # and for a 0-d x.
+        seen = x.reshape(-1) if call.dim is None or x.dim() == 0 else x
+        _check_no_overlap(op, out, seen)
+        if out.shape != call.shape:
+            out.resize_(call.shape)
+            _check_no_overlap(op, out, seen)  # a resized out can reach x's memory
+        return out
+
+    fake.__name__ = f"{overload._schema.name.removeprefix('torchops::')}_{overload._overloadname}_fake"
+    return fake
+
+
 for _overload in OVERLOADS:
-    torch.library.register_fake(_overload)(_fake_kernel(_overload))
+    _make = _packing_fake_kernel if isinstance(declaration_of(_overload), Packing) else _fake_kernel
+    torch.library.register_fake(_overload)(_make(_overload))

@@ -1,9 +1,12 @@
-"""Inductor lowerings: torch.compile generates torchops's shifts, signbit and bitwise_count inline.
+"""Inductor lowerings: torch.compile generates every torchops op inline.
 
 Without them Inductor calls every torchops op as an opaque kernel: the op's output goes to
 memory and the pointwise code on either side runs as separate loops. Here each overload
 that reaches Inductor is written in Inductor's pointwise IR (``ops.*``), so it fuses with
-its neighbours like a builtin. They follow docs/semantics.md exactly; only Inductor uses
+its neighbours like a builtin. The packing ops change a dim's size, and are pointwise over
+their result: each packed byte loads the elements of its group, each unpacked field loads its
+byte, so ``packbits(x > 0)`` never writes the bools and an unpack's fields go straight into
+the code that reads them. They follow docs/semantics.md exactly; only Inductor uses
 them: eager calls keep the C++ kernels, torch.export and TorchScript keep the ``torchops::``
 ops in their graphs, and the ONNX export has translations of its own (``torchops/onnx.py``).
 
@@ -60,6 +63,11 @@ OVERLOADS = _contract.OVERLOADS
 #: the same width holds the same bits, and once a count is in range its shifts give the
 #: unsigned ones (a logical right shift as the masked arithmetic one).
 COMPUTED_AS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+#: The fields an unpack along x's last dim loads the bytes of together, in Inductor's C++
+#: code: at least the lanes of any of its vector loops (32: bfloat16 on AVX-512), so that the
+#: group's bytes are the same in every lane.
+GROUP = 32
 
 _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
 _registered: dict = {}  # "fuse": which lowerings are in Inductor's table, "table": them
@@ -133,15 +141,18 @@ def _cache_key(fuse: bool):
 
 
 def _lowerings(fuse: bool) -> dict:
-    from torch._inductor import lowering
+    import sympy
+    from torch._inductor import config, lowering
     from torch._inductor.virtualized import V, ops
 
     # Everything used from Inductor, looked up now: a torch that lacks one fails here, in
     # registration (a warning, and the C++ kernels), not in the middle of a compilation.
     make_pointwise, broadcast_tensors = lowering.make_pointwise, lowering.broadcast_tensors
     mutate_to, fallback_handler, empty_strided = lowering.mutate_to, lowering.fallback_handler, lowering.empty_strided
-    bitcast = lowering.to_dtype_bitcast
-    from torch._inductor.utils import convert_shape_to_inductor
+    bitcast, view = lowering.to_dtype_bitcast, lowering.view
+    from torch._inductor.ir import Pointwise
+    from torch._inductor.utils import convert_shape_to_inductor, sympy_product
+    from torch.utils._sympy.functions import CeilDiv, FloorDiv
 
     table = {}
     out_overload = _contract.OUT_FORM  # into which a functional overload's kernel call writes (below)
@@ -374,5 +385,185 @@ def _lowerings(fuse: bool) -> dict:
     @lowers(_op.bitwise_count.out)
     def bitwise_count_out(x, *, out):
         return write_into(out, bitwise_count_of(x))
+
+    def constant_int(value) -> int:
+        """An int argument (bits, dim, count) as a Python int; a symbolic one (dynamic=True) is
+        specialized on its value, as the result's shape depends on it."""
+        return value if isinstance(value, int) else V.graph.sizevars.guard_int(value)
+
+    def along_dim(x, dim):
+        """x and the dim its fields run along (docs/semantics.md): dim=None and a 0-d x are x
+        viewed as 1-d (a view: what makes x still fuses)."""
+        sizes = x.get_size()
+        if dim is None or not sizes:
+            return view(x, [sympy_product(sizes)]), 0
+        return x, constant_int(dim) % len(sizes)
+
+    def pack_of(x, bits, dim, bitorder: str, nonzero: bool):
+        """pack (packbits: `nonzero`, each element's field is x != 0) as a Pointwise over the
+        bytes: each byte loads the 8 // bits elements of its group and ors their fields in,
+        all on uint8 values that stay below 256 (C++ computes the shifts in int). An element
+        past the end of the dim is a zero field: loaded under a mask, in the last group only.
+        The group's loads are strided, so Inductor's CPU code stays scalar (its vector loops
+        would gather them lane by lane)."""
+        x, dim = along_dim(x, dim)
+        bits = constant_int(bits)
+        per_byte = 8 // bits
+        dtype = x.get_dtype()
+        if dtype in COMPUTED_AS:  # the same low bits and zeros, on a dtype Inductor computes
+            x, dtype = bitcast(x, COMPUTED_AS[dtype]), COMPUTED_AS[dtype]
+        sizes = list(x.get_size())
+        length = sizes[dim]
+        whole_groups = V.graph.sizevars.statically_known_multiple_of(length, per_byte)
+        load = x.make_loader()
+
+        def field(index):
+            value = load(index)
+            if dtype == torch.bool:  # its value is its low bit, and whether it is nonzero
+                return ops.to_dtype(value, torch.uint8)
+            if nonzero:
+                return ops.to_dtype(ops.ne(value, ops.constant(0, dtype)), torch.uint8)
+            # The low bits taken on x's dtype: what is narrowed to uint8 is already below 2**bits.
+            return ops.to_dtype(ops.bitwise_and(value, ops.constant((1 << bits) - 1, dtype)), torch.uint8)
+
+        def byte(index):
+            packed = None
+            for k in range(per_byte):
+                element = index[dim] * per_byte + k
+                at = [*index[:dim], element, *index[dim + 1:]]
+                if k == 0 or whole_groups:  # the first element of a group is always there
+                    value = field(at)
+                else:
+                    there = ops.lt(ops.index_expr(element, torch.int64), ops.index_expr(length, torch.int64))
+                    value = ops.masked(there, functools.partial(field, at), 0)
+                shift = (k if bitorder == "little" else per_byte - 1 - k) * bits  # "big": the first field high
+                if shift:
+                    value = ops.bitwise_left_shift(value, ops.constant(shift, torch.uint8))
+                packed = value if packed is None else ops.bitwise_or(packed, value)
+            return packed
+
+        return Pointwise.create(device=x.get_device(), dtype=torch.uint8, inner_fn=byte,
+                                ranges=[*sizes[:dim], CeilDiv(length, per_byte), *sizes[dim + 1:]])
+
+    def unpack_of(x, bits, dim, count, bitorder: str, signed: bool):
+        """unpack (unpackbits: bits=1) as a Pointwise over the fields: field i's byte
+        i // per_byte shifted down by the field's place, which is computed from i's value
+        (i & (per_byte - 1)), not written as the index i % per_byte: Inductor's CPU code
+        vectorizes a loop only while few of its accesses are non-contiguous. Sign-extended
+        by (v ^ h) - h, h = 2**(bits - 1): no shift into a sign bit. Fields past the bytes (a
+        count beyond them) are 0: their byte is loaded under a mask."""
+        x, dim = along_dim(x, dim)
+        bits = constant_int(bits)
+        per_byte = 8 // bits
+        sizes = list(x.get_size())
+        nbytes = sizes[dim]
+        available = nbytes * per_byte
+        if count is None:
+            size = available
+        else:
+            count = constant_int(count)
+            size = count if count >= 0 else available + count
+        beyond = not V.graph.sizevars.statically_known_leq(size, available)
+        dtype = torch.int8 if signed else torch.uint8
+        load = x.make_loader()
+        # Along x's last dim, a C++ vector loop runs over consecutive fields, whose bytes
+        # i // per_byte it would gather one lane at a time: there each group of GROUP fields
+        # loads its bytes instead, each the same address in every lane (a broadcast).
+        in_groups = (dim == len(sizes) - 1 and not beyond and x.get_device().type == "cpu"
+                     and config.cpu_backend == "cpp")
+
+        def int64(value):
+            return ops.constant(value, torch.int64)
+
+        def place(k, dtype: torch.dtype):
+            """Field k's shift in its byte (k a value of `dtype` in [0, per_byte))."""
+            if bitorder != "little":  # per_byte - 1 - k
+                k = ops.bitwise_xor(k, ops.constant(per_byte - 1, dtype))
+            return ops.mul(k, ops.constant(bits, dtype))
+
+        def field_of_its_byte(index):
+            i = index[dim]
+            byte = ops.to_dtype(load([*index[:dim], FloorDiv(i, per_byte), *index[dim + 1:]]), torch.int32)
+            k = ops.to_dtype(ops.bitwise_and(ops.index_expr(i, torch.int64), int64(per_byte - 1)), torch.int32)
+            return ops.bitwise_right_shift(byte, place(k, torch.int32))  # the field in the low bits
+
+        def field_of_its_group(index):
+            i = index[dim]
+            group_bytes = GROUP // per_byte
+            first = FloorDiv(i, GROUP) * group_bytes
+            whole_groups = V.graph.sizevars.statically_known_multiple_of(nbytes, group_bytes)
+            words = []  # the group's bytes, 8 to an int64 word, the first in the low bits
+            for start in range(0, group_bytes, 8):
+                word = None
+                for c in range(start, min(start + 8, group_bytes)):
+                    # A byte past the end of the last group is one no field of the result reads.
+                    at = first + c if whole_groups else sympy.Min(first + c, nbytes - 1)
+                    value = ops.to_dtype(load([*index[:dim], at]), torch.int64)
+                    if c > start:
+                        value = ops.bitwise_left_shift(value, int64(8 * (c - start)))
+                    word = value if word is None else ops.bitwise_or(word, value)
+                words.append(word)
+            lane = ops.bitwise_and(ops.index_expr(i, torch.int64), int64(GROUP - 1))
+            fields_per_word = 64 // bits
+            word = words[0]
+            if len(words) == 2:
+                word = ops.where(ops.lt(lane, int64(fields_per_word)), words[0], words[1])
+                lane = ops.bitwise_and(lane, int64(fields_per_word - 1))
+            byte_in_word = ops.bitwise_right_shift(lane, int64(per_byte.bit_length() - 1))
+            k = ops.bitwise_and(lane, int64(per_byte - 1))
+            shift = ops.add(ops.mul(byte_in_word, int64(8)), place(k, torch.int64))
+            shifted = ops.bitwise_right_shift(word, shift)  # by less than 64; the field in the low bits
+            return ops.to_dtype(ops.bitwise_and(shifted, int64((1 << bits) - 1)), torch.int32)
+
+        def field(index):
+            if in_groups:
+                value = field_of_its_group(index)
+            else:
+                value = ops.bitwise_and(field_of_its_byte(index), ops.constant((1 << bits) - 1, torch.int32))
+            if signed:
+                half = ops.constant(1 << (bits - 1), torch.int32)
+                value = ops.sub(ops.bitwise_xor(value, half), half)
+            return ops.to_dtype(value, dtype)
+
+        def fields(index):
+            if not beyond:
+                return field(index)
+            there = ops.lt(ops.index_expr(index[dim], torch.int64), ops.index_expr(available, torch.int64))
+            return ops.masked(there, functools.partial(field, index), 0)
+
+        return Pointwise.create(device=x.get_device(), dtype=dtype, inner_fn=fields,
+                                ranges=[*sizes[:dim], size, *sizes[dim + 1:]])
+
+    @lowers(_op.packbits.default)
+    def packbits(x, dim=-1, bitorder="big"):
+        return pack_of(x, 1, dim, bitorder, nonzero=True)
+
+    @lowers(_op.packbits.out)
+    def packbits_out(x, dim=-1, bitorder="big", *, out):
+        return write_into(out, pack_of(x, 1, dim, bitorder, nonzero=True))
+
+    @lowers(_op.pack.default)
+    def pack(x, bits, dim=-1, bitorder="big"):
+        return pack_of(x, bits, dim, bitorder, nonzero=False)
+
+    @lowers(_op.pack.out)
+    def pack_out(x, bits, dim=-1, bitorder="big", *, out):
+        return write_into(out, pack_of(x, bits, dim, bitorder, nonzero=False))
+
+    @lowers(_op.unpackbits.default)
+    def unpackbits(x, dim=-1, count=None, bitorder="big"):
+        return unpack_of(x, 1, dim, count, bitorder, signed=False)
+
+    @lowers(_op.unpackbits.out)
+    def unpackbits_out(x, dim=-1, count=None, bitorder="big", *, out):
+        return write_into(out, unpack_of(x, 1, dim, count, bitorder, signed=False))
+
+    @lowers(_op.unpack.default)
+    def unpack(x, bits, dim=-1, count=None, bitorder="big", signed=False):
+        return unpack_of(x, bits, dim, count, bitorder, signed)
+
+    @lowers(_op.unpack.out)
+    def unpack_out(x, bits, dim=-1, count=None, bitorder="big", signed=False, *, out):
+        return write_into(out, unpack_of(x, bits, dim, count, bitorder, signed))
 
     return table

@@ -1,12 +1,14 @@
 """DTensor support: the sharding rules of every torchops op, for torch.distributed.tensor.DTensor.
 
-The ops are pointwise, so a shard of the output needs only the matching shard of each
-operand, and nothing else: a DTensor sharded (or replicated) on any dims is shifted on
-each rank, without communication, and the result keeps the sharding. `_operand_placement`
-states the rule once; `_rule_of` feeds it to DTensor through the public
-`torch.distributed.tensor.experimental.register_sharding`, for every overload of every op
-(an op needs no code here): in-place and out= ones too, which DTensor runs like its own (they return the tensor they wrote, as
-ATen's do), keeping the written tensor's placements.
+The pointwise ops need, for a shard of the output, only the matching shard of each operand,
+and nothing else: a DTensor sharded (or replicated) on any dims is shifted on each rank,
+without communication, and the result keeps the sharding. `_operand_placement` states the
+rule once. The packing ops (packbits, unpackbits, pack, unpack: a `Packing` declaration)
+work along one dim: sharded on any other, the same holds; sharded on that one (or flattened
+by dim=None), x is redistributed first (`_packing_strategies` says why). `_rule_of` feeds the rules to DTensor through the
+public `torch.distributed.tensor.experimental.register_sharding`, for every overload of
+every op (an op needs no code here): in-place and out= ones too, which DTensor runs like its
+own (they return the tensor they wrote, as ATen's do), keeping the written tensor's placements.
 
 Importing torch.distributed.tensor takes about half a second, 50 times torchops' own import,
 so it is not imported here: the rules are registered as soon as torch.distributed.tensor is
@@ -72,6 +74,31 @@ def _single_mesh_dim_strategies(out_shape, operands):
     return strategies
 
 
+def _packing_strategies(shape: Sequence[int], packed_dim: int | None):
+    """Every accepted (output placements, x placements) of a packing op for one mesh dim,
+    x of `shape` packed (or unpacked) along `packed_dim` (None: x flattened first): all
+    replicated, or x and the output sharded on the same dim, any but the packed one (the
+    output has x's dims, only the packed one's size differs).
+
+    Never sharded on the packed dim, nor at all for dim=None (the output is x flattened, of
+    one dim, and the same holds of its pieces): a shard boundary need not fall on a byte
+    boundary (per_byte = 8 // bits elements), and NumPy's padding of the last byte is only at
+    the end of the whole dim, so packing each shard on its own would pad in the middle.
+    Unpacking splits at byte boundaries, but the output's shards are not the input's times
+    per_byte (DTensor's uneven shards of n * per_byte elements are not per_byte times those
+    of n), and ``count`` trims or pads at the end of the whole dim only. So an x sharded there
+    is redistributed, to the accepted strategy DTensor's cost model finds cheapest: replicated
+    (an all-gather) for small tensors, sharded on another dim (an all-to-all) for large ones.
+    A Partial x is reduced first, as for every op here.
+    """
+    from torch.distributed.tensor import Replicate, Shard
+
+    strategies = [([Replicate()], [Replicate()])]
+    if packed_dim is not None:  # (dim=None: the output has one dim, none of x's)
+        strategies += [([Shard(dim)], [Shard(dim)]) for dim in range(len(shape)) if dim != packed_dim]
+    return strategies
+
+
 def _into_out(strategies):
     """The strategies of an out= overload: the out tensor (its last tensor argument) takes
     the output's placements. DTensor keeps those that leave out's placements as they are,
@@ -81,9 +108,29 @@ def _into_out(strategies):
 
 
 # ----------------------------------------------------------------------------------------
-# The rule of an overload, from its kind (the same for every op: they are pointwise). The
-# arguments come as DTensor's specs (with .shape) for tensors, values for the rest.
+# The rule of an overload, from its kind and its op's declaration (the same for every
+# pointwise op, and for every packing op). The arguments come as DTensor's specs (with
+# .shape and .tensor_meta) for tensors, values for the rest; a call's arguments have passed
+# the fake kernel, which DTensor runs first on the global shapes.
+def _packing_rule_of(overload):
+    kind = _fake.kind_of(overload)
+    op = _contract.op_name(overload)
+    declaration = _contract.declaration_of(overload)
+
+    def rule(*args, **kwargs):
+        values = _fake.bind(overload, args, kwargs)
+        x = values[0]
+        # The declaration's check says which dim of x is packed (made non-negative, None).
+        example = torch.empty(x.shape, dtype=x.tensor_meta.dtype, device="meta")
+        strategies = _packing_strategies(x.shape, declaration.check(op, example, *values[1:]).dim)
+        return _into_out(strategies) if kind == "out" else strategies
+
+    return rule
+
+
 def _rule_of(overload):
+    if isinstance(_contract.declaration_of(overload), _contract.Packing):
+        return _packing_rule_of(overload)
     kind = _fake.kind_of(overload)
     op = _contract.op_name(overload)
     names = _fake.argument_names(overload)

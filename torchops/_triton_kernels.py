@@ -3,14 +3,16 @@
 The C++ entry has already checked the arguments, chosen the result dtype and allocated
 or resized `out`; the launchers here only compute, in one kernel launch per call (none
 for an empty tensor). The rules of the shifts, signbit and bitwise_count are those of
-docs/semantics.md (sections 2, 4, 6 and 7).
+docs/semantics.md (sections 2, 4, 6 and 7), and those of pack and unpack its packing
+section's.
 
 Operands of any strides, broadcast (stride-0) dims included, are read in place: each
 launcher expands its operands to out's shape, merges the dims that are contiguous with
 each other in every operand (as TensorIterator does) and hands the kernel the remaining
 sizes and strides, from which it computes each element's offsets. With tuple arguments
 the kernel takes any number of dims (one compiled variant per count), so no layout needs
-a fallback copy.
+a fallback copy. Pack and unpack change the size of one dim: their plan keeps that dim
+apart (never merged), its index computed with the offsets, and x read along it from there.
 """
 
 import contextlib
@@ -154,21 +156,99 @@ def _bitwise_count_kernel(out_ptr, x_ptr, numel, sizes, out_strides, x_strides,
     tl.store(out_ptr + _offset(idx, sizes, out_strides, NDIM), count, mask=mask)
 
 
-def _plan(shape, strides, block):
+@triton.jit
+def _offsets_along(idx, sizes, out_strides, x_strides, KEPT: tl.constexpr, NDIM: tl.constexpr):
+    # _offset's decomposition for out and x at once, which also returns the index along
+    # dim KEPT (the packed one), where x's stride is the kernel's own business.
+    out_off = 0
+    x_off = 0
+    along = 0
+    for d in tl.static_range(NDIM):
+        if d < NDIM - 1:
+            i = idx % sizes[d]
+            idx = idx // sizes[d]
+        else:
+            i = idx
+        out_off += i * out_strides[d]
+        x_off += i * x_strides[d]
+        if d == KEPT:
+            along = i
+    return out_off, x_off, along
+
+
+@triton.jit
+def _pack_kernel(out_ptr, x_ptr, n, x_step, numel, sizes, out_strides, x_strides,
+                 BITS: tl.constexpr, PER_BYTE: tl.constexpr, NONZERO: tl.constexpr, LITTLE: tl.constexpr,
+                 KEPT: tl.constexpr, NDIM: tl.constexpr, INDEX_64: tl.constexpr, BLOCK: tl.constexpr):
+    # One output byte per lane, from the PER_BYTE elements of its group, read as a tile:
+    # x_strides holds PER_BYTE * x_step along the packed dim (a group's first element),
+    # x_step is the step to the next element of the group, n the dim's size in x.
+    idx, mask = _indices(numel, INDEX_64, BLOCK)
+    out_off, x_off, group = _offsets_along(idx, sizes, out_strides, x_strides, KEPT, NDIM)
+    k = tl.arange(0, PER_BYTE)
+    if INDEX_64:
+        k = k.to(tl.int64)
+    # Past the end of the dim (the last group's padding) the fields are 0.
+    present = mask[:, None] & (group[:, None] * PER_BYTE + k[None, :] < n)
+    e = tl.load(x_ptr + (x_off[:, None] + k[None, :] * x_step), mask=present, other=0)
+    if NONZERO:
+        field = (e != 0).to(tl.int32)
+    else:
+        # Two's complement low bits, of any width (bool and unsigned dtypes come as the
+        # signed integer of their width: the same bits).
+        field = (e & ((1 << BITS) - 1)).to(tl.int32)
+    if LITTLE:
+        shift = k.to(tl.int32) * BITS
+    else:
+        shift = (PER_BYTE - 1 - k.to(tl.int32)) * BITS
+    # The fields occupy disjoint bits: their sum is their or.
+    byte = tl.sum(field << shift[None, :], axis=1)
+    tl.store(out_ptr + out_off, byte.to(tl.uint8), mask=mask)
+
+
+@triton.jit
+def _unpack_kernel(out_ptr, x_ptr, nbytes, x_step, numel, sizes, out_strides, x_strides,
+                   BITS: tl.constexpr, PER_BYTE: tl.constexpr, LITTLE: tl.constexpr, SIGNED: tl.constexpr,
+                   KEPT: tl.constexpr, NDIM: tl.constexpr, INDEX_64: tl.constexpr, BLOCK: tl.constexpr):
+    # One output field per lane: field i along the packed dim is field i % PER_BYTE of byte
+    # i // PER_BYTE (x_strides holds 0 along that dim; x_step is x's stride there), 0 past
+    # the last of the nbytes.
+    idx, mask = _indices(numel, INDEX_64, BLOCK)
+    out_off, x_off, i = _offsets_along(idx, sizes, out_strides, x_strides, KEPT, NDIM)
+    byte_index = i // PER_BYTE
+    byte = tl.load(x_ptr + (x_off + byte_index * x_step), mask=mask & (byte_index < nbytes), other=0)
+    k = (i % PER_BYTE).to(tl.int32)
+    if LITTLE:
+        shift = k * BITS
+    else:
+        shift = (PER_BYTE - 1 - k) * BITS
+    field = (byte.to(tl.int32) >> shift) & ((1 << BITS) - 1)
+    if SIGNED:
+        # Sign extension from BITS bits: the top bit of the field counts -2**(BITS-1).
+        field -= (field >> (BITS - 1)) << BITS
+    tl.store(out_ptr + out_off, field.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _plan(shape, strides, block, keep=None):
     """Sizes and per-operand strides of the dims left after merging, innermost first.
 
     `strides` holds one stride list per operand, out's first. Size-1 dims are dropped;
     the rest are ordered by out's strides, so that writes run through memory in order,
     and a dim is merged into the one inside it when that is contiguous with it in every
-    operand. Also says whether the offsets need 64-bit arithmetic.
+    operand. Dim `keep` (pack's and unpack's dim) stays, alone, whatever its size: its
+    position among the dims left is returned too. Also says whether the offsets need 64-bit
+    arithmetic.
     """
     # Out does not overlap itself, so its strides differ over dims of size > 1.
-    dims = sorted((d for d in range(len(shape)) if shape[d] != 1), key=lambda d: strides[0][d])
-    sizes, merged = [], [[] for _ in strides]
+    dims = sorted((d for d in range(len(shape)) if shape[d] != 1 or d == keep), key=lambda d: strides[0][d])
+    sizes, merged, kept = [], [[] for _ in strides], None
     for d in dims:
-        if sizes and all(st[d] == m[-1] * sizes[-1] for st, m in zip(strides, merged)):
+        if (sizes and d != keep and kept != len(sizes) - 1
+                and all(st[d] == m[-1] * sizes[-1] for st, m in zip(strides, merged))):
             sizes[-1] *= shape[d]
         else:
+            if d == keep:
+                kept = len(sizes)
             sizes.append(shape[d])
             for st, m in zip(strides, merged):
                 m.append(st[d])
@@ -180,18 +260,22 @@ def _plan(shape, strides, block):
     # The last block runs past numel; an operand's largest offset is the sum below.
     index_64 = numel + block > _INT32_MAX or any(
         sum((n - 1) * s for n, s in zip(sizes, m)) > _INT32_MAX for m in merged)
-    return tuple(sizes), [tuple(m) for m in merged], index_64
+    return tuple(sizes), [tuple(m) for m in merged], index_64, kept
+
+
+def _device_of(out):
+    """The launch goes to the current device: a guard that makes it out's."""
+    if out.device.type == "cpu":
+        return contextlib.nullcontext()
+    return torch.get_device_module(out.device).device(out.device)
 
 
 def _launch(kernel, out, tensors, scalars, **constexprs):
     """Runs `kernel` over out's elements; `tensors` (out first) are already of out's shape."""
     block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
-    sizes, strides, index_64 = _plan(out.shape, [t.stride() for t in tensors], block)
+    sizes, strides, index_64, _ = _plan(out.shape, [t.stride() for t in tensors], block)
     grid = (triton.cdiv(out.numel(), block),)
-    # The launch goes to the current device: make it out's.
-    guard = (contextlib.nullcontext() if out.device.type == "cpu"
-             else torch.get_device_module(out.device).device(out.device))
-    with guard:
+    with _device_of(out):
         kernel[grid](*tensors, *scalars, out.numel(), sizes, *strides,
                      NDIM=len(sizes), INDEX_64=index_64, BLOCK=block, **constexprs)
 
@@ -243,3 +327,62 @@ def bitwise_count_compute(out, x):
     else:
         constexprs = dict(N_BITS=x.dtype.itemsize * 8, U=_UNSIGNED[x.dtype], SIGNED=x.dtype.is_signed)
     _launch(_bitwise_count_kernel, out, (out, x), (), **constexprs)
+
+
+# Pack reads x's bits: a dtype Triton has no type for (bool, uint16/32/64) as the signed
+# integer of its width.
+_SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _launch_along(kernel, out, x, dim, x_along, reach, block, scalars, **constexprs):
+    """Runs `kernel` over out's elements, dim `dim` kept apart (see _plan): x is of out's shape
+    but along `dim`, where its plan stride is `x_along`, and `reach` is the largest offset in x
+    the kernel computes (masked lanes included), for the choice of 64-bit offsets."""
+    x_strides = list(x.stride())
+    x_strides[dim] = x_along
+    sizes, strides, index_64, kept = _plan(out.shape, [out.stride(), x_strides], block, keep=dim)
+    index_64 = index_64 or reach > _INT32_MAX
+    grid = (triton.cdiv(out.numel(), block),)
+    with _device_of(out):
+        kernel[grid](out, x, *scalars, out.numel(), sizes, *strides,
+                     KEPT=kept, NDIM=len(sizes), INDEX_64=index_64, BLOCK=block, **constexprs)
+
+
+def _reach_besides(x, dim):
+    """x's largest offset over every dim but `dim` (strides are never negative)."""
+    return sum((size - 1) * stride for d, (size, stride) in enumerate(zip(x.shape, x.stride())) if d != dim)
+
+
+def pack_compute(out, x, bits, dim, nonzero, little):
+    """out (uint8, x's shape but ceil(n / (8 // bits)) at dim) = x's groups of 8 // bits
+    elements along dim, each packed into a byte: an element's field is x != 0 when
+    `nonzero` (packbits), else its low `bits` bits; the first field in the most significant
+    bits unless `little`; the last group padded with zero fields."""
+    if out.numel() == 0:
+        return
+    dim %= x.dim()
+    per_byte = 8 // bits
+    x = x.view(_SIGNED_OF_WIDTH[x.itemsize])
+    step = x.stride(dim)
+    groups = out.shape[dim]
+    # A program packs `block` bytes from a tile of block * per_byte elements of x: compiled,
+    # tiles of 2 * BLOCK elements (BLOCK bytes of 8 int64 would hold too many registers).
+    block = INTERPRETED_BLOCK if out.device.type == "cpu" else 2 * BLOCK // per_byte
+    reach = _reach_besides(x, dim) + (groups * per_byte - 1) * step
+    _launch_along(_pack_kernel, out, x, dim, per_byte * step, reach, block, (x.shape[dim], step),
+                  BITS=bits, PER_BYTE=per_byte, NONZERO=bool(nonzero), LITTLE=bool(little))
+
+
+def unpack_compute(out, x, bits, dim, little, signed):
+    """out (uint8, or int8 when `signed`; x's shape but any size at dim) = the fields of x's
+    bytes along dim, 8 // bits of them a byte in the order of `little` (as pack_compute's),
+    0 past the last byte, sign-extended from `bits` bits when `signed`."""
+    if out.numel() == 0:
+        return
+    dim %= x.dim()
+    per_byte = 8 // bits
+    step = x.stride(dim)
+    reach = _reach_besides(x, dim) + (out.shape[dim] - 1) // per_byte * step
+    block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
+    _launch_along(_unpack_kernel, out, x, dim, 0, reach, block, (x.shape[dim], step),
+                  BITS=bits, PER_BYTE=per_byte, LITTLE=bool(little), SIGNED=bool(signed))

@@ -33,7 +33,8 @@ def _make_twins() -> dict:
     from torch import Tensor
 
     from torchops._contract import (
-        BITSHIFT, BITSHIFT_INPLACE, DIRECTION_NAMES, SHIFT_DTYPE_NAMES, UNARY_OPS, dtype_name,
+        BITSHIFT, BITSHIFT_INPLACE, DECLARATIONS, DIRECTION_NAMES, PACK, PACKBITS, SHIFT_DTYPE_NAMES, UNARY_OPS, UNPACK,
+        UNPACKBITS, dtype_name,
     )
 
     # The builtins the twins call, as locals too.
@@ -54,6 +55,14 @@ def _make_twins() -> dict:
     _BITSHIFT_SCALAR_OUT = _ops.bitshift.Scalar_out
     _BITSHIFT_INPLACE = _ops.bitshift_.default
     _BITSHIFT_INPLACE_SCALAR = _ops.bitshift_.Scalar
+    _PACKBITS, _PACKBITS_OUT = _ops.packbits.default, _ops.packbits.out
+    _UNPACKBITS, _UNPACKBITS_OUT = _ops.unpackbits.default, _ops.unpackbits.out
+    _PACK, _PACK_OUT = _ops.pack.default, _ops.pack.out
+    _UNPACK, _UNPACK_OUT = _ops.unpack.default, _ops.unpack.out
+    # The packing ops' checks, in their C++ entries' order and words (torchops/_contract.py),
+    # for the calls that cannot reach them: an int beyond int64 does not cross into C++.
+    _PACKING_CHECKS = {op: DECLARATIONS[op.rpartition(".")[2]].check for op in (PACKBITS, UNPACKBITS, PACK, UNPACK)}
+    _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
     # How the operators' messages begin: the op's name.
     _OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
@@ -102,6 +111,41 @@ def _make_twins() -> dict:
     def _check_out(called: str, out: object) -> None:
         if out is not None and not isinstance(out, Tensor):
             raise TypeError(f"{called}: out must be a tensor or None, got {type(out).__name__}")
+
+    def _type_name(value: object) -> str:
+        return "None" if value is None else type(value).__name__
+
+    def _checked_int(called: str, arg: str, value: object, optional: bool) -> Optional[int]:
+        """An int argument: Python's, or any integer with ``__index__`` (NumPy's), not a bool
+        (torch.ops would take True as 1); None too where the parameter is optional."""
+        if value is None and optional:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if not isinstance(value, bool) and not _is_numpy_bool(value):
+            try:
+                return operator.index(value)
+            except TypeError:
+                pass
+        raise TypeError(f"{called}: {arg} must be an int{' or None' if optional else ''}, got {_type_name(value)}")
+
+    def _packing(called: str, functional, written, x: Tensor, args: tuple, out: Optional[Tensor]) -> Tensor:
+        """A packing op's call: ``args`` are the schema's after x (ints, str and bool checked)."""
+        for arg in args:
+            if isinstance(arg, int) and not isinstance(arg, bool) and not _INT64_MIN <= arg <= _INT64_MAX:
+                # The op's checks refuse such a bits, dim or count, in their order and words; a
+                # count they take (a result of more than 2**63 elements) is torch.ops's to refuse.
+                _PACKING_CHECKS[called](called, x, *args)
+        _check_out(called, out)
+        if out is None:
+            return _call_op(called, functional, x, *args)
+        return _call_op(called, written, x, *args, out=out)
+
+    def _packing_args(called: str, x: object, bitorder: object) -> None:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{called}: x must be a tensor, got {_type_name(x)}")
+        if not isinstance(bitorder, str):  # torch.ops would take b"big" as "big"
+            raise TypeError(f"{called}: bitorder must be a str, 'big' or 'little', got {_type_name(bitorder)}")
 
     def _int_as_tensor(called: str, value: int, like: Tensor) -> Tensor:
         """x given as a Python int becomes a 0-d tensor of y's dtype; it must fit that dtype."""
@@ -225,8 +269,38 @@ def _make_twins() -> dict:
         twin.__name__ = twin.__qualname__ = op.__name__
         return twin
 
+    # The packing ops' twins: the argument kinds checked here (the values are the op's to check).
+    def packbits(x: Tensor, dim: Optional[int] = -1, bitorder: str = "big", out: Optional[Tensor] = None) -> Tensor:
+        _packing_args(PACKBITS, x, bitorder)
+        dim = _checked_int(PACKBITS, "dim", dim, optional=True)
+        return _packing(PACKBITS, _PACKBITS, _PACKBITS_OUT, x, (dim, bitorder), out)
+
+    def unpackbits(x: Tensor, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big",
+                   out: Optional[Tensor] = None) -> Tensor:
+        _packing_args(UNPACKBITS, x, bitorder)
+        dim = _checked_int(UNPACKBITS, "dim", dim, optional=True)
+        count = _checked_int(UNPACKBITS, "count", count, optional=True)
+        return _packing(UNPACKBITS, _UNPACKBITS, _UNPACKBITS_OUT, x, (dim, count, bitorder), out)
+
+    def pack(x: Tensor, bits: int, dim: Optional[int] = -1, bitorder: str = "big",
+             out: Optional[Tensor] = None) -> Tensor:
+        _packing_args(PACK, x, bitorder)
+        bits = _checked_int(PACK, "bits", bits, optional=False)
+        dim = _checked_int(PACK, "dim", dim, optional=True)
+        return _packing(PACK, _PACK, _PACK_OUT, x, (bits, dim, bitorder), out)
+
+    def unpack(x: Tensor, bits: int, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big",
+               signed: bool = False, out: Optional[Tensor] = None) -> Tensor:
+        _packing_args(UNPACK, x, bitorder)
+        bits = _checked_int(UNPACK, "bits", bits, optional=False)
+        dim = _checked_int(UNPACK, "dim", dim, optional=True)
+        count = _checked_int(UNPACK, "count", count, optional=True)
+        signed = _checked_flag(UNPACK, "signed", signed)
+        return _packing(UNPACK, _UNPACK, _UNPACK_OUT, x, (bits, dim, count, bitorder, signed), out)
+
     twins = {twin.__name__: twin for twin in (
-        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_)}
+        bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_,
+        packbits, unpackbits, pack, unpack)}
     # A unary op's twin is made from its registered schemas: a new one needs no line here.
     for op in UNARY_OPS:
         twins[op] = _unary_twin(getattr(_ops, op))

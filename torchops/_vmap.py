@@ -12,8 +12,11 @@ calls. Here every overload gets a rule at the FuncTorchBatched key, registered a
   the functional op, whose rule runs, then ``out.copy_``, which has PyTorch's own batching
   rule.
 
-The rules are the same for every op (they are pointwise), made from the overload's kind and
-its op's declaration (torchops/_contract.py's DECLARATIONS), so an op needs no code here.
+The rules are the same for every pointwise op, made from the overload's kind and its op's
+declaration (torchops/_contract.py's DECLARATIONS), so an op needs no code here. A packing
+op (packbits, unpackbits, pack, unpack: a ``Packing`` declaration) has one rule of its own,
+for all of them: the op packs along one dim of each example, so the rule packs along that
+dim of the physical tensor, past the batch dim (``_packing_rule``).
 
 The rules of docs/semantics.md hold per example although the kernel sees physical tensors:
 
@@ -37,7 +40,7 @@ from __future__ import annotations
 import torch
 
 from torchops import _fake
-from torchops._contract import OUT_FORM, OVERLOADS, declaration_of, op_name
+from torchops._contract import OUT_FORM, OVERLOADS, Packing, declaration_of, op_name
 
 
 # --- helpers on physical tensors --------------------------------------------------------
@@ -147,6 +150,31 @@ def _inplace_rule(overload):
     return rule
 
 
+def _packing_rule(overload):
+    """A packing op's rule: x is its one tensor. The op's checks run first on a meta stand-in
+    of one example (its messages name the example's dims and sizes), which also give the
+    packed dim. Along a dim, the physical call packs that dim past the batch dim, which stays
+    where it is (every other dim keeps its size). dim=None packs each example flattened, and
+    a 0-d example is one element: the batch dim first, each example one row of a 2-d tensor,
+    packed along its rows (dim -1), which gives each example its result of 1 dim."""
+    op, declaration = op_name(overload), declaration_of(overload)
+    dim_index = _fake.argument_names(overload).index("dim")
+
+    def rule(info, in_dims, x, *rest):
+        values = _fake.bind(overload, (x, *rest), {})
+        bdim = in_dims[0]
+        example = _meta(x, bdim)
+        call = declaration.check(op, example, *values[1:])
+        if call.dim is None or example.dim() == 0:
+            # (B, numel), not (B, -1): an example may have no elements
+            values[0], values[dim_index] = x.movedim(bdim, 0).reshape(x.shape[bdim], example.numel()), -1
+            return overload(*values), 0
+        values[dim_index] = call.dim + (call.dim >= bdim)
+        return overload(*values), bdim
+
+    return rule
+
+
 # --- out=: a decomposition at FuncTorchBatched (the tensors are still batched here) ---------
 
 
@@ -192,7 +220,10 @@ def register() -> None:
     for overload in OVERLOADS:
         kind = _fake.kind_of(overload)
         if kind != "out":
-            rule = _inplace_rule(overload) if kind == "inplace" else _functional_rule(overload)
+            if isinstance(declaration_of(overload), Packing):
+                rule = _packing_rule(overload)
+            else:
+                rule = _inplace_rule(overload) if kind == "inplace" else _functional_rule(overload)
             torch.library.register_vmap(overload, rule, lib=library)
     # The out= overloads: the functional overload they write the result of, named as the op's
     # messages name it ("torchops.bitshift").

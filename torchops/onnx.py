@@ -2,7 +2,8 @@
 
 - :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
   reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, decompositions
-  into standard ops below that, and for bitwise_count, which has no ONNX op, at every opset.
+  into standard ops below that, and for bitwise_count and the packing ops, which have no
+  ONNX op, at every opset.
 - :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
   cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
   really produced, and an exact comparison with eager when asked.
@@ -49,8 +50,8 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
 from torchops._contract import (
-    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, SHIFT_DTYPES,
-    SIGNBIT, SIGNBIT_FLOAT_DTYPES, result_dtype,
+    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, PACK, PACK_DTYPES,
+    PACKBITS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, UNPACK, UNPACKBITS, result_dtype,
 )
 from torchops._contract import dtype_name as _name
 
@@ -268,20 +269,132 @@ def _bitwise_count_translation() -> Callable:
     return torchops_bitwise_count
 
 
+# The packing ops (docs/semantics.md) at every opset: each field as an int32 (Cast, BitwiseAnd),
+# the dim padded to whole groups (Pad), the groups a dim of their own (Reshape), weighted by
+# their place in the byte (Mul by powers of two) and summed (ReduceSum); unpacked by BitShift
+# and BitwiseAnd on uint8 bytes, counts by Pad and Slice. Every step on a dtype onnxruntime
+# implements the op for (not Pad on int16 or uint16, nor ReduceSum on 8-bit types or unsigned
+# ones), every value exact: no shift by n or more, no overflow.
+
+
+def _int64s(values) -> Any:
+    return op.Constant(value=ir.tensor(np.array(values, dtype=np.int64)))
+
+
+def _along_dim(x, dim: Optional[int]) -> tuple:
+    """x, the dim its fields run along and x's rank: dim=None and a 0-d x are x flattened."""
+    rank = len(x.shape)
+    if dim is None or rank == 0:
+        return op.Reshape(x, _int64s([-1])), 0, 1
+    return x, dim % rank, rank
+
+
+def _with_sizes_at(x, dim: int, rank: int, *sizes) -> Any:
+    """x's shape, a 1-d int64 value, with `sizes` (1-element values) in place of dim's size."""
+    before = [op.Shape(x, start=0, end=dim)] if dim else []
+    after = [op.Shape(x, start=dim + 1)] if dim + 1 < rank else []
+    return op.Concat(*before, *sizes, *after, axis=0)
+
+
+def _padded_at_end(x, dim: int, rank: int, amount) -> Any:
+    """x with `amount` (a 1-element int64 value) zeros appended along dim."""
+    pads = [_int64s([0] * (rank + dim)), amount] + ([_int64s([0] * (rank - dim - 1))] if dim + 1 < rank else [])
+    return op.Pad(x, op.Concat(*pads, axis=0))
+
+
+def _place_in_byte(bits: int, bitorder: str, rank_after: int, dtype: torch.dtype, power: bool) -> Any:
+    """Each field's shift in its byte (or 2 ** shift), field 0 first along a new dim that has
+    `rank_after` dims after it: the first field in the high bits for "big"."""
+    per_byte = 8 // bits
+    shifts = [(k if bitorder == "little" else per_byte - 1 - k) * bits for k in range(per_byte)]
+    values = np.array([1 << shift for shift in shifts] if power else shifts).reshape((per_byte,) + (1,) * rank_after)
+    return op.Constant(value=ir.tensor(values.astype(np.dtype(str(dtype).removeprefix("torch.")))))
+
+
+def _check_bitorder(bitorder: str, op_name: str) -> None:
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{op_name}: bitorder must be 'big' or 'little', got {bitorder!r}")
+
+
+def _pack(x, bits: int, dim: Optional[int], bitorder: str, nonzero: bool, op_name: str):
+    dtype = _dtype_of(x, op_name)
+    if dtype not in PACK_DTYPES:
+        raise TypeError(f"{op_name}: x has a dtype ONNX export does not support: {_name(dtype)}")
+    _check_bitorder(bitorder, op_name)
+    x, dim, rank = _along_dim(x, dim)
+    per_byte = 8 // bits
+    int32 = from_torch_dtype(torch.int32)
+    if dtype == torch.bool or nonzero:  # Cast to bool is x != 0
+        fields = op.Cast(x if dtype == torch.bool else op.Cast(x, to=from_torch_dtype(torch.bool)), to=int32)
+    else:  # the low bits, taken on x's dtype: what is cast is below 2**bits
+        fields = op.Cast(op.BitwiseAnd(x, _constant((1 << bits) - 1, dtype)), to=int32)
+    length = op.Shape(x, start=dim, end=dim + 1)
+    groups = op.Div(op.Add(length, _int64s([per_byte - 1])), _int64s([per_byte]))
+    fields = _padded_at_end(fields, dim, rank, op.Sub(op.Mul(groups, _int64s([per_byte])), length))
+    shape = _with_sizes_at(x, dim, rank, groups, _int64s([per_byte]))
+    weighted = op.Mul(op.Reshape(fields, shape), _place_in_byte(bits, bitorder, rank - dim - 1, torch.int32, True))
+    return op.Cast(op.ReduceSum(weighted, _int64s([dim + 1]), keepdims=0), to=from_torch_dtype(torch.uint8))
+
+
+def _unpack(x, bits: int, dim: Optional[int], count: Optional[int], bitorder: str, signed: bool, op_name: str):
+    dtype = _dtype_of(x, op_name)
+    if dtype != torch.uint8:
+        raise TypeError(f"{op_name}: x has a dtype ONNX export does not support: {_name(dtype)}")
+    _check_bitorder(bitorder, op_name)
+    x, dim, rank = _along_dim(x, dim)
+    per_byte = 8 // bits
+    # Each byte shifted by each field's place (counts below 8: BitShift is exact at every opset).
+    shifted = op.BitShift(op.Unsqueeze(x, _int64s([dim + 1])),
+                          _place_in_byte(bits, bitorder, rank - dim - 1, torch.uint8, False), direction="RIGHT")
+    fields = op.BitwiseAnd(shifted, _constant((1 << bits) - 1, torch.uint8))
+    available = op.Mul(op.Shape(x, start=dim, end=dim + 1), _int64s([per_byte]))
+    fields = op.Reshape(fields, _with_sizes_at(x, dim, rank, available))
+    if count is not None:
+        if count >= 0:  # zero fields appended past the end, then the first count
+            missing = op.Max(op.Sub(_int64s([count]), available), _int64s([0]))
+            fields = _padded_at_end(fields, dim, rank, missing)
+        fields = op.Slice(fields, _int64s([0]), _int64s([count]), _int64s([dim]))  # count < 0: drops from the end
+    if signed:  # (v ^ h) - h with h = 2**(bits - 1), on int8 values in [-h, h)
+        half = _constant(1 << (bits - 1), torch.int8)
+        fields = op.Sub(op.BitwiseXor(op.Cast(fields, to=from_torch_dtype(torch.int8)), half), half)
+    return fields
+
+
+def _packing_translations() -> dict:
+    def torchops_packbits(x, dim: Optional[int] = -1, bitorder: str = "big"):
+        return _pack(x, 1, dim, bitorder, True, PACKBITS)
+
+    def torchops_pack(x, bits: int, dim: Optional[int] = -1, bitorder: str = "big"):
+        return _pack(x, bits, dim, bitorder, False, PACK)
+
+    def torchops_unpackbits(x, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big"):
+        return _unpack(x, 1, dim, count, bitorder, False, UNPACKBITS)
+
+    def torchops_unpack(x, bits: int, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big",
+                        signed: bool = False):
+        return _unpack(x, bits, dim, count, bitorder, bool(signed), UNPACK)
+
+    return {_op.packbits.default: torchops_packbits, _op.pack.default: torchops_pack,
+            _op.unpackbits.default: torchops_unpackbits, _op.unpack.default: torchops_unpack}
+
+
 def _translations(opset: int, placeholders: bool) -> dict:
     return {
         _op.bitshift.default: _bitshift_translation(opset),
         _op.bitshift.Scalar: _bitshift_scalar_translation(opset),
         _op.signbit.default: _signbit_translation(opset, placeholders),
         _op.bitwise_count.default: _bitwise_count_translation(),
+        **_packing_translations(),
     }
 
 
 def translation_table(opset_version: Optional[int] = None) -> dict:
     """The ``custom_translation_table`` for ``torch.onnx.export(..., dynamo=True)``.
 
-    Pass the same ``opset_version`` to both (``None``: torch.onnx's default, 20). Covers
-    ``bitshift.default``, ``bitshift.Scalar``, ``signbit.default`` and ``bitwise_count.default``.
+    Pass the same ``opset_version`` to both (``None``: torch.onnx's default, 20). Covers every
+    functional overload: ``bitshift.default``, ``bitshift.Scalar``, ``signbit.default``,
+    ``bitwise_count.default``, ``packbits.default``, ``unpackbits.default``, ``pack.default`` and
+    ``unpack.default``.
     In-place and ``out=`` calls, and signbit of float tensors, need :func:`export`, which uses
     this table.
     """
@@ -292,8 +405,9 @@ def translation_table(opset_version: Optional[int] = None) -> dict:
 
 
 def _resizes(node: torch.fx.Node, out: torch.fx.Node) -> bool:
-    operands = [a.meta["val"] for a in node.args[:2] if isinstance(a, torch.fx.Node)]
-    return tuple(out.meta["val"].shape) != tuple(torch.broadcast_shapes(*(t.shape for t in operands)))
+    # The call's value is its result, of the shape the op gave out (a packing op's is not its
+    # operands' broadcast shape).
+    return tuple(out.meta["val"].shape) != tuple(node.meta["val"].shape)
 
 
 def _rewrite_mutations(program: torch.export.ExportedProgram) -> None:

@@ -28,6 +28,10 @@ __all__ = [
     "bitwise_right_shift",
     "bitwise_right_shift_",
     "signbit",
+    "packbits",
+    "unpackbits",
+    "pack",
+    "unpack",
 ]
 
 # TorchScript compiles only the branch `not is_scripting()` skips; torch.compile reads it as False.
@@ -41,6 +45,10 @@ _bitwise_left_shift__compiled = _fastpath.FUNCTIONS["bitwise_left_shift_"]
 _bitwise_right_shift__compiled = _fastpath.FUNCTIONS["bitwise_right_shift_"]
 _signbit_compiled = _fastpath.FUNCTIONS["signbit"]
 _bitwise_count_compiled = _fastpath.FUNCTIONS["bitwise_count"]
+_packbits_compiled = _fastpath.FUNCTIONS["packbits"]
+_unpackbits_compiled = _fastpath.FUNCTIONS["unpackbits"]
+_pack_compiled = _fastpath.FUNCTIONS["pack"]
+_unpack_compiled = _fastpath.FUNCTIONS["unpack"]
 
 
 # Each function's signatures, for type checkers (typing.overload) and for TorchScript
@@ -341,6 +349,158 @@ def bitwise_count(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
     if out is None:
         return torch.ops.torchops.bitwise_count(x)
     return torch.ops.torchops.bitwise_count(x, out=out)
+
+
+def packbits(x: Tensor, dim: Optional[int] = -1, bitorder: str = "big", out: Optional[Tensor] = None) -> Tensor:
+    """Packs each group of 8 elements along ``dim`` into one byte, a bit per element (1 where
+    the element is nonzero): NumPy's ``np.packbits``, bit for bit.
+
+    Args:
+        x: an integer or bool tensor (int8/16/32/64, uint8/16/32/64, bool); floats are
+            refused, as NumPy refuses them: pack ``x != 0``, or a float's bits through
+            ``x.view(torch.int32)`` and :func:`pack`.
+        dim: the dim packed, -1 (the last) by default; None packs x flattened (row-major),
+            giving a 1-d result. NumPy's ``axis`` defaults to None instead: a PyTorch user
+            packs each row of a (batch, n) mask, so the default keeps the batch. A 0-d x is
+            one element (dim -1, 0 or None).
+        bitorder: ``"big"`` (the first element in the most significant bit, NumPy's
+            default) or ``"little"`` (the first element in the least significant bit).
+        out: optional uint8 output; one of another shape is resized like PyTorch's builtins.
+
+    The result is uint8, of x's shape with ``ceil(n / 8)`` at ``dim`` (n: x's size there);
+    the last byte is padded with zero bits. :func:`unpackbits` undoes it. Not
+    differentiable; ``torch.jit.script`` compiles it. The rules: docs/semantics.md.
+
+    Example::
+
+        >>> mask = torch.tensor([[1, 0, 1, 1, 0, 0, 0, 0, 1]], dtype=torch.bool)
+        >>> torchops.packbits(mask)                      # 0b10110000, 0b10000000
+        tensor([[176, 128]], dtype=torch.uint8)
+        >>> torchops.packbits(mask, bitorder="little")   # 0b00001101, 0b00000001
+        tensor([[13,  1]], dtype=torch.uint8)
+    """
+    if not _is_scripting():
+        return _packbits_compiled(x, dim, bitorder, out)
+    if out is None:
+        return torch.ops.torchops.packbits(x, dim, bitorder)
+    return torch.ops.torchops.packbits(x, dim, bitorder, out=out)
+
+
+def unpackbits(x: Tensor, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big",
+               out: Optional[Tensor] = None) -> Tensor:
+    """Unpacks each byte of ``x`` along ``dim`` into 8 elements, one per bit, 0 or 1: NumPy's
+    ``np.unpackbits``, bit for bit, and the inverse of :func:`packbits`.
+
+    Args:
+        x: a uint8 tensor of packed bytes (any other dtype is refused).
+        dim: the dim unpacked, -1 (the last) by default; None unpacks x flattened
+            (row-major), giving a 1-d result. NumPy's ``axis`` defaults to None instead: a
+            PyTorch user unpacks each row of a (batch, nbytes) mask, so the default keeps the
+            batch. A 0-d x is one byte (dim -1, 0 or None).
+        count: how many bits to give along ``dim``: None, all ``8 * nbytes``; ``count >= 0``,
+            exactly ``count`` (the first ones; past the end, zero bits); ``count < 0``,
+            ``8 * nbytes + count`` (dropping bits from the end; dropping more than there are
+            is an error). ``unpackbits(packbits(m), count=m.shape[-1])`` gives ``m`` back.
+        bitorder: ``"big"`` (the most significant bit first, NumPy's default) or
+            ``"little"`` (the least significant bit first).
+        out: optional uint8 output; one of another shape is resized like PyTorch's builtins.
+
+    The result is uint8, of x's shape with the bit count at ``dim``. Not differentiable;
+    ``torch.jit.script`` compiles it. The rules: docs/semantics.md.
+
+    Example::
+
+        >>> packed = torch.tensor([[176, 128]], dtype=torch.uint8)
+        >>> torchops.unpackbits(packed, count=9)
+        tensor([[1, 0, 1, 1, 0, 0, 0, 0, 1]], dtype=torch.uint8)
+    """
+    if not _is_scripting():
+        return _unpackbits_compiled(x, dim, count, bitorder, out)
+    if out is None:
+        return torch.ops.torchops.unpackbits(x, dim, count, bitorder)
+    return torch.ops.torchops.unpackbits(x, dim, count, bitorder, out=out)
+
+
+def pack(x: Tensor, bits: int, dim: Optional[int] = -1, bitorder: str = "big", out: Optional[Tensor] = None) -> Tensor:
+    """Packs the low ``bits`` bits of each element into bytes along ``dim``, ``8 // bits``
+    consecutive elements a byte: 1-, 2- or 4-bit fields (4-bit weights, 2-bit codes).
+
+    Args:
+        x: an integer or bool tensor (int8/16/32/64, uint8/16/32/64, bool). Each element
+            gives its two's complement low bits, ``e & (2**bits - 1)``: ``-1`` packs as all
+            ones (15 for 4 bits), and with ``bits=1``, 2 packs a 0 (:func:`packbits` packs
+            ``e != 0`` instead). Floats are refused: pack a float's bits through
+            ``x.view(torch.int32)``.
+        bits: the width of a field, 1, 2 or 4.
+        dim: the dim packed, -1 (the last) by default; None packs x flattened (row-major),
+            giving a 1-d result. NumPy's ``axis`` defaults to None: a PyTorch user packs
+            each row of a (batch, n) tensor, so the default keeps the batch. A 0-d x is one
+            element (dim -1, 0 or None).
+        bitorder: ``"big"``: the first element of a byte in its most significant bits
+            (field k at shift ``(8 // bits - 1 - k) * bits``), as NumPy's packbits orders
+            bits; ``"little"``: the first in the least significant bits (shift ``k * bits``).
+        out: optional uint8 output; one of another shape is resized like PyTorch's builtins.
+
+    The result is uint8, of x's shape with ``ceil(n / (8 // bits))`` at ``dim`` (n: x's size
+    there); the last byte is padded with zero fields. With ``bits=1`` on values 0 and 1 it
+    is NumPy's ``np.packbits``. :func:`unpack` undoes it. Not differentiable;
+    ``torch.jit.script`` compiles it. The rules: docs/semantics.md.
+
+    Example::
+
+        >>> weights = torch.tensor([[1, -2, 7]], dtype=torch.int8)
+        >>> torchops.pack(weights, 4)                    # 0x1E, 0x70
+        tensor([[ 30, 112]], dtype=torch.uint8)
+        >>> torchops.pack(weights, 4, bitorder="little") # 0xE1, 0x07
+        tensor([[225,   7]], dtype=torch.uint8)
+    """
+    if not _is_scripting():
+        return _pack_compiled(x, bits, dim, bitorder, out)
+    if out is None:
+        return torch.ops.torchops.pack(x, bits, dim, bitorder)
+    return torch.ops.torchops.pack(x, bits, dim, bitorder, out=out)
+
+
+def unpack(x: Tensor, bits: int, dim: Optional[int] = -1, count: Optional[int] = None, bitorder: str = "big",
+           signed: bool = False, out: Optional[Tensor] = None) -> Tensor:
+    """Unpacks each byte of ``x`` along ``dim`` into ``8 // bits`` fields of ``bits`` bits:
+    the inverse of :func:`pack`.
+
+    Args:
+        x: a uint8 tensor of packed bytes (any other dtype is refused).
+        bits: the width of a field, 1, 2 or 4.
+        dim: the dim unpacked, -1 (the last) by default; None unpacks x flattened
+            (row-major), giving a 1-d result. NumPy's ``axis`` defaults to None: a PyTorch
+            user unpacks each row of a (batch, nbytes) tensor, so the default keeps the
+            batch. A 0-d x is one byte (dim -1, 0 or None).
+        count: how many fields to give along ``dim``: None, all ``nbytes * (8 // bits)``;
+            ``count >= 0``, exactly ``count`` (the first ones; past the end, zero fields);
+            ``count < 0``, all but the last ``-count`` (dropping more than there are is an
+            error). ``unpack(pack(w, 4), 4, count=w.shape[-1])`` gives ``w``'s fields back.
+        bitorder: the order :func:`pack` wrote: ``"big"`` (the first field in the most
+            significant bits) or ``"little"`` (the first in the least significant bits).
+        signed: False: uint8 fields, 0 to ``2**bits - 1``; True: int8 fields, each
+            sign-extended from ``bits`` bits (-8 to 7 for 4 bits; 0 or -1 for 1 bit).
+        out: optional output, uint8 (int8 when ``signed``); one of another shape is resized
+            like PyTorch's builtins.
+
+    The result has x's shape with the field count at ``dim``. With ``bits=1`` it is NumPy's
+    ``np.unpackbits``. Not differentiable; ``torch.jit.script`` compiles it. The rules:
+    docs/semantics.md.
+
+    Example::
+
+        >>> packed = torch.tensor([[30, 112]], dtype=torch.uint8)
+        >>> torchops.unpack(packed, 4, count=3)
+        tensor([[ 1, 14,  7]], dtype=torch.uint8)
+        >>> torchops.unpack(packed, 4, count=3, signed=True)
+        tensor([[ 1, -2,  7]], dtype=torch.int8)
+    """
+    if not _is_scripting():
+        return _unpack_compiled(x, bits, dim, count, bitorder, signed, out)
+    if out is None:
+        return torch.ops.torchops.unpack(x, bits, dim, count, bitorder, signed)
+    return torch.ops.torchops.unpack(x, bits, dim, count, bitorder, signed, out=out)
 
 
 def cpu_capability() -> str:

@@ -65,6 +65,40 @@ struct Steps {
   int64_t out;
 };
 
+// How a packing op lays its fields out (docs/semantics.md): `bits` (1, 2 or 4) bits a
+// field, 8 / bits fields a byte, the first field of a byte in its most significant bits, or
+// its least when `little`. Packing reads elements of `width` bytes, each field its low bits,
+// or 1 for a nonzero element when `nonzero` (packbits); unpacking writes a field a byte,
+// sign-extended from `bits` bits when `is_signed`.
+struct PackFormat {
+  int width;
+  int bits;
+  bool little;
+  bool nonzero;
+  bool is_signed;
+};
+
+// Rows of a pack: each row's `bytes` bytes are made of its `n` elements (n <= bytes * 8 /
+// bits: the fields of the last byte past n are 0); rows x_stride and out_stride bytes apart.
+struct PackRows {
+  int64_t bytes;
+  int64_t n;
+  int64_t rows;
+  int64_t x_stride;
+  int64_t out_stride;
+};
+
+// Rows of an unpack: each row's `fields` fields (a byte each) are read from its bytes, the
+// first `skip` fields of its first byte skipped (skip < 8 / bits); rows x_stride and
+// out_stride bytes apart.
+struct UnpackRows {
+  int64_t fields;
+  int skip;
+  int64_t rows;
+  int64_t x_stride;
+  int64_t out_stride;
+};
+
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
 // A shift by a count tensor (of x's width), a slot of two kinds below.
@@ -100,6 +134,16 @@ struct KernelTable {
   // out[i] = the number of 1 bits of the `width`-byte element x[i], read as unsigned, or of
   // its magnitude when `is_signed`; rows.x_stride and rows.out_stride apart.
   Slot<void (*)(int width, bool is_signed, const void* x, uint8_t* out, const Rows& rows)> bitwise_count;
+  // Packs rows whose elements are contiguous (the packed dim is x's last).
+  Slot<void (*)(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows)> pack;
+  // out[t], t < n: the byte of the `fields` elements at x + (k * field_stride + t) * width,
+  // k < fields: a packed dim that is not x's last, whose groups run across rows.
+  Slot<void (*)(const PackFormat& format, const void* x, uint8_t* out, int64_t n, int64_t field_stride, int fields)>
+      pack_columns;
+  // Unpacks rows whose fields are contiguous.
+  Slot<void (*)(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows)> unpack;
+  // out[t] = field `field` (< 8 / bits) of the byte x[t], t < n.
+  Slot<void (*)(const PackFormat& format, const uint8_t* x, uint8_t* out, int64_t n, int field)> unpack_columns;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

@@ -271,10 +271,91 @@ void bitwise_count_avx2(int width, bool is_signed, const void* x, uint8_t* out, 
   });
 }
 
+// ---- Packing: 1-bit fields of bytes (packbits, pack(x, 1) of 8-bit dtypes, unpackbits) --
+// vpmovmskb gathers the top bits of 32 bytes, element i in bit i: the little bit order (the
+// big one reverses each group of 8 bytes first). Nonzero elements are found by a compare;
+// a low bit is moved to the top of its byte by a 16-bit shift by 7 (the other byte's bits
+// move within their own byte or out). Unpacking spreads each byte over 8 lanes and tests one
+// bit a lane. The rest of a row, and every other format, is the portable loop's.
+
+// Each group of 8 bytes in reverse order (vpshufb indexes within 128-bit lanes).
+inline Vec reverse_each_8(Vec v) {
+  const Vec order = _mm256_set_epi64x(0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL,
+                                      0x0001020304050607LL);
+  return _mm256_shuffle_epi8(v, order);
+}
+
+template <bool Little, bool Nonzero>
+inline uint32_t field_mask(Vec v) {
+  if constexpr (!Little) v = reverse_each_8(v);
+  if constexpr (Nonzero) return ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
+  return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(v, 7)));
+}
+
+template <bool Little, bool Nonzero>
+void pack_bit_rows(const void* x, uint8_t* out, const PackRows& rows) {
+  const int64_t n = rows.n, bytes = rows.bytes;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const char* a = static_cast<const char*>(x) + r * rows.x_stride;
+    uint8_t* o = out + r * rows.out_stride;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      const uint32_t m = field_mask<Little, Nonzero>(load(a + i));
+      std::memcpy(o + i / 8, &m, 4);
+    }
+    pack_rows<1, 1, Little, Nonzero>(a + i, o + i / 8, PackRows{bytes - i / 8, n - i, 1, 0, 0});
+  }
+}
+
+void pack_avx2(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows) {
+  if (format.width != 1 || format.bits != 1) return pack(format, x, out, rows);
+  const auto with_nonzero = [&](auto little) {
+    if (format.nonzero) return pack_bit_rows<decltype(little)::value, true>(x, out, rows);
+    return pack_bit_rows<decltype(little)::value, false>(x, out, rows);
+  };
+  if (format.little) return with_nonzero(std::true_type{});
+  return with_nonzero(std::false_type{});
+}
+
+template <bool Little, bool Signed>
+void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
+  // Lane j of each 8 tests bit j (Little) or 7 - j of the byte spread over them.
+  const Vec spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3,
+                                      3, 3, 3, 3, 3);
+  const Vec bit = Little ? _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL))
+                         : _mm256_set1_epi64x(static_cast<int64_t>(0x0102040810204080ULL));
+  const int64_t fields = rows.fields;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const uint8_t* a = x + r * rows.x_stride;
+    char* o = reinterpret_cast<char*>(out + r * rows.out_stride);
+    int64_t f = 0;
+    for (; f + 32 <= fields; f += 32) {
+      uint32_t word;
+      std::memcpy(&word, a + f / 8, 4);
+      const Vec spread_bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(word)), spread);
+      const Vec set = _mm256_cmpeq_epi8(_mm256_and_si256(spread_bytes, bit), bit);  // -1 where the bit is 1
+      store(o + f, Signed ? set : _mm256_and_si256(set, _mm256_set1_epi8(1)));
+    }
+    unpack_rows<1, Little, Signed>(a + f / 8, out + r * rows.out_stride + f, UnpackRows{fields - f, 0, 1, 0, 0});
+  }
+}
+
+void unpack_avx2(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
+  if (format.bits != 1 || rows.skip != 0) return unpack(format, x, out, rows);
+  const auto with_signed = [&](auto little) {
+    if (format.is_signed) return unpack_bit_rows<decltype(little)::value, true>(x, out, rows);
+    return unpack_bit_rows<decltype(little)::value, false>(x, out, rows);
+  };
+  if (format.little) return with_signed(std::true_type{});
+  return with_signed(std::false_type{});
+}
+
 constinit const KernelTable kernel_table = [] {
   KernelTable table = simd_table();
   table.signbit = &signbit_avx2;
   table.bitwise_count = &bitwise_count_avx2;
+  table.pack = &pack_avx2;
+  table.unpack = &unpack_avx2;
   return table;
 }();
 

@@ -191,11 +191,97 @@ void bitwise_count_avx512(int width, bool is_signed, const void* x, uint8_t* out
   });
 }
 
+// ---- Packing: 1-bit fields of bytes (packbits, pack(x, 1) of 8-bit dtypes, unpackbits) --
+// A mask register per 64 elements: vptestmb sets bit i for element i (nonzero, or its low
+// bit), which is the little bit order; the big one reverses each group of 8 bytes first.
+// Unpacking is the converse: 8 bytes are a mask, vmovdqu8 with it writes the fields. Every
+// other format is the portable loop's.
+
+// Each group of 8 bytes in reverse order (vpshufb indexes within 128-bit lanes).
+inline Vec reverse_each_8(Vec v) {
+  const Vec order = _mm512_set_epi64(0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL,
+                                     0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL,
+                                     0x08090a0b0c0d0e0fLL, 0x0001020304050607LL);
+  return _mm512_shuffle_epi8(v, order);
+}
+
+template <bool Little, bool Nonzero>
+inline uint64_t field_mask(Vec v) {
+  if constexpr (!Little) v = reverse_each_8(v);
+  return Nonzero ? _mm512_test_epi8_mask(v, v) : _mm512_test_epi8_mask(v, _mm512_set1_epi8(1));
+}
+
+template <bool Little, bool Nonzero>
+void pack_bit_rows(const void* x, uint8_t* out, const PackRows& rows) {
+  const int64_t n = rows.n, bytes = rows.bytes;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const char* a = static_cast<const char*>(x) + r * rows.x_stride;
+    uint8_t* o = out + r * rows.out_stride;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      const uint64_t m = field_mask<Little, Nonzero>(load(a + i));
+      std::memcpy(o + i / 8, &m, 8);
+    }
+    if (i < n) {  // the tail, read through a mask (nothing past the end): its padding is 0
+      const __mmask64 tail = (uint64_t{1} << (n - i)) - 1;
+      const uint64_t m = field_mask<Little, Nonzero>(_mm512_maskz_loadu_epi8(tail, a + i));
+      std::memcpy(o + i / 8, &m, static_cast<size_t>((n - i + 7) / 8));
+    }
+    for (int64_t b = (n + 7) / 8; b < bytes; ++b) o[b] = 0;
+  }
+}
+
+void pack_avx512(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows) {
+  if (format.width != 1 || format.bits != 1) return pack(format, x, out, rows);
+  const auto with_nonzero = [&](auto little) {
+    if (format.nonzero) return pack_bit_rows<decltype(little)::value, true>(x, out, rows);
+    return pack_bit_rows<decltype(little)::value, false>(x, out, rows);
+  };
+  if (format.little) return with_nonzero(std::true_type{});
+  return with_nonzero(std::false_type{});
+}
+
+// 64 fields from the 8 bytes of `m`: a 1 bit gives `one` (1, or -1 when signed).
+template <bool Little>
+inline Vec fields_of(uint64_t m, Vec one) {
+  const Vec v = _mm512_maskz_mov_epi8(m, one);
+  return Little ? v : reverse_each_8(v);
+}
+
+template <bool Little>
+void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows, Vec one) {
+  const int64_t fields = rows.fields;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const uint8_t* a = x + r * rows.x_stride;
+    char* o = reinterpret_cast<char*>(out + r * rows.out_stride);
+    int64_t f = 0;
+    for (; f + 64 <= fields; f += 64) {
+      uint64_t m;
+      std::memcpy(&m, a + f / 8, 8);
+      store(o + f, fields_of<Little>(m, one));
+    }
+    if (f < fields) {  // the tail: only its bytes read, only its fields written
+      uint64_t m = 0;
+      std::memcpy(&m, a + f / 8, static_cast<size_t>((fields - f + 7) / 8));
+      _mm512_mask_storeu_epi8(o + f, (uint64_t{1} << (fields - f)) - 1, fields_of<Little>(m, one));
+    }
+  }
+}
+
+void unpack_avx512(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
+  if (format.bits != 1 || rows.skip != 0) return unpack(format, x, out, rows);
+  const Vec one = _mm512_set1_epi8(format.is_signed ? -1 : 1);
+  if (format.little) return unpack_bit_rows<true>(x, out, rows, one);
+  return unpack_bit_rows<false>(x, out, rows, one);
+}
+
 // A constant, so that avx512_bitalg's table can start from it.
 constexpr KernelTable kTable = [] {
   KernelTable table = simd_table();
   table.signbit = &signbit_avx512;
   table.bitwise_count = &bitwise_count_avx512;
+  table.pack = &pack_avx512;
+  table.unpack = &unpack_avx512;
   return table;
 }();
 constinit const KernelTable kernel_table = kTable;

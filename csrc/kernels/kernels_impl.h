@@ -382,11 +382,187 @@ inline bool strided_shift_in_place(int /*width*/, int64_t /*step*/) {
 #endif
 }
 
+// ---- Packing (kernels.h's PackFormat) ----
+
+// The shift of field k of a byte of `Bits`-bit fields.
+template <int Bits, bool Little>
+constexpr int field_shift(int k) {
+  return Little ? k * Bits : (8 / Bits - 1 - k) * Bits;
+}
+
+// The field of the `Width`-byte element at p: 1 for a nonzero one (packbits), else its low
+// `Bits` bits.
+template <int Width, int Bits, bool Nonzero>
+inline unsigned field_of(const char* p) {
+  Lane<Width> e;
+  std::memcpy(&e, p, Width);
+  if constexpr (Nonzero) return e != 0;
+  return static_cast<unsigned>(e & Lane<Width>((1u << Bits) - 1));
+}
+
+// The byte of the first `fields` elements `step` bytes apart from x (the rest are 0 fields).
+template <int Width, int Bits, bool Little, bool Nonzero>
+inline uint8_t pack_byte(const char* x, int fields, int64_t step) {
+  unsigned byte = 0;
+  for (int k = 0; k < fields; ++k) byte |= field_of<Width, Bits, Nonzero>(x + k * step) << field_shift<Bits, Little>(k);
+  return static_cast<uint8_t>(byte);
+}
+
+// Eight bytes' nonzero bits as one byte, element j in bit j (Little) or 7 - j: the top bit
+// of each byte is set where it is nonzero, then one multiply gathers the eight top bits into
+// the top byte (each product bit lands alone: no carries).
+template <bool Little>
+inline uint8_t nonzero_byte_of_8(const char* x) {
+  uint64_t v;
+  std::memcpy(&v, x, 8);
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  const uint64_t top = (((v & kLow7) + kLow7) | v) & ~kLow7;  // 0x80 in each nonzero byte
+  const uint64_t ones = top >> 7;
+  return static_cast<uint8_t>((ones * (Little ? 0x0102040810204080ULL : 0x8040201008040201ULL)) >> 56);
+}
+
+template <int Width, int Bits, bool Little, bool Nonzero>
+void pack_rows(const void* x, uint8_t* out, const PackRows& rows) {
+  constexpr int kPerByte = 8 / Bits;
+  const int64_t bytes = rows.bytes;
+  const int64_t n = rows.n;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const char* a = static_cast<const char*>(x) + r * rows.x_stride;
+    uint8_t* o = out + r * rows.out_stride;
+    const int64_t full = n / kPerByte;
+    if constexpr (Width == 1 && Bits == 1 && Nonzero) {
+      for (int64_t b = 0; b < full; ++b) o[b] = nonzero_byte_of_8<Little>(a + b * 8);
+    } else {
+      for (int64_t b = 0; b < full; ++b) o[b] = pack_byte<Width, Bits, Little, Nonzero>(a + b * kPerByte * Width, kPerByte, Width);
+    }
+    for (int64_t b = full; b < bytes; ++b) {
+      const int64_t fields = std::min<int64_t>(kPerByte, std::max<int64_t>(n - b * kPerByte, 0));
+      o[b] = pack_byte<Width, Bits, Little, Nonzero>(a + b * kPerByte * Width, static_cast<int>(fields), Width);
+    }
+  }
+}
+
+template <int Width, int Bits, bool Little, bool Nonzero>
+void pack_column_bytes(const void* x, uint8_t* out, int64_t n, int64_t field_stride, int fields) {
+  const char* a = static_cast<const char*>(x);
+  for (int64_t t = 0; t < n; ++t) out[t] = pack_byte<Width, Bits, Little, Nonzero>(a + t * Width, fields, field_stride * Width);
+}
+
+// f(width, bits, little, nonzero) as compile-time constants, for a run-time format (nonzero
+// only with 1-bit fields, the only ones packbits makes).
+template <typename F>
+inline void with_pack_format(const PackFormat& format, const F& f) {
+  const auto with_nonzero = [&](auto w, auto b, auto l) {
+    if constexpr (decltype(b)::value == 1) {
+      if (format.nonzero) return f(w, b, l, std::true_type{});
+    }
+    return f(w, b, l, std::false_type{});
+  };
+  const auto with_little = [&](auto w, auto b) {
+    if (format.little) return with_nonzero(w, b, std::true_type{});
+    return with_nonzero(w, b, std::false_type{});
+  };
+  const auto with_bits = [&](auto w) {
+    switch (format.bits) {
+      case 1: return with_little(w, std::integral_constant<int, 1>{});
+      case 2: return with_little(w, std::integral_constant<int, 2>{});
+      case 4: return with_little(w, std::integral_constant<int, 4>{});
+    }
+  };
+  switch (format.width) {
+    case 1: return with_bits(std::integral_constant<int, 1>{});
+    case 2: return with_bits(std::integral_constant<int, 2>{});
+    case 4: return with_bits(std::integral_constant<int, 4>{});
+    case 8: return with_bits(std::integral_constant<int, 8>{});
+  }
+}
+
+inline void pack(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows) {
+  with_pack_format(format, [&](auto w, auto b, auto l, auto nz) {
+    pack_rows<decltype(w)::value, decltype(b)::value, decltype(l)::value, decltype(nz)::value>(x, out, rows);
+  });
+}
+
+inline void pack_columns(const PackFormat& format, const void* x, uint8_t* out, int64_t n, int64_t field_stride,
+                         int fields) {
+  with_pack_format(format, [&](auto w, auto b, auto l, auto nz) {
+    pack_column_bytes<decltype(w)::value, decltype(b)::value, decltype(l)::value, decltype(nz)::value>(
+        x, out, n, field_stride, fields);
+  });
+}
+
+// Field `k` of `byte`, sign-extended from `Bits` bits when Signed (as a byte's bits).
+template <int Bits, bool Little, bool Signed>
+inline uint8_t field_in(unsigned byte, int k) {
+  constexpr unsigned kMask = (1u << Bits) - 1;
+  constexpr unsigned kHalf = 1u << (Bits - 1);
+  const unsigned field = (byte >> field_shift<Bits, Little>(k)) & kMask;
+  return static_cast<uint8_t>(Signed ? (field ^ kHalf) - kHalf : field);
+}
+
+template <int Bits, bool Little, bool Signed>
+void unpack_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
+  constexpr int kPerByte = 8 / Bits;
+  const int64_t fields = rows.fields;
+  const int skip = rows.skip;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const uint8_t* a = x + r * rows.x_stride;
+    uint8_t* o = out + r * rows.out_stride;
+    int64_t f = 0;
+    // The rest of a first byte entered at field `skip`, then whole bytes, then a last part.
+    if (skip != 0) {
+      for (int k = skip; k < kPerByte && f < fields; ++k) o[f++] = field_in<Bits, Little, Signed>(a[0], k);
+      ++a;
+    }
+    const int64_t whole = (fields - f) / kPerByte;
+    for (int64_t b = 0; b < whole; ++b) {
+      for (int k = 0; k < kPerByte; ++k) o[f + b * kPerByte + k] = field_in<Bits, Little, Signed>(a[b], k);
+    }
+    f += whole * kPerByte;
+    for (int k = 0; f < fields; ++k) o[f++] = field_in<Bits, Little, Signed>(a[whole], k);
+  }
+}
+
+template <int Bits, bool Little, bool Signed>
+void unpack_column_fields(const uint8_t* x, uint8_t* out, int64_t n, int field) {
+  for (int64_t t = 0; t < n; ++t) out[t] = field_in<Bits, Little, Signed>(x[t], field);
+}
+
+// f(bits, little, is_signed) as compile-time constants.
+template <typename F>
+inline void with_unpack_format(const PackFormat& format, const F& f) {
+  const auto with_signed = [&](auto b, auto l) {
+    if (format.is_signed) return f(b, l, std::true_type{});
+    return f(b, l, std::false_type{});
+  };
+  const auto with_little = [&](auto b) {
+    if (format.little) return with_signed(b, std::true_type{});
+    return with_signed(b, std::false_type{});
+  };
+  switch (format.bits) {
+    case 1: return with_little(std::integral_constant<int, 1>{});
+    case 2: return with_little(std::integral_constant<int, 2>{});
+    case 4: return with_little(std::integral_constant<int, 4>{});
+  }
+}
+
+inline void unpack(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
+  with_unpack_format(format, [&](auto b, auto l, auto s) {
+    unpack_rows<decltype(b)::value, decltype(l)::value, decltype(s)::value>(x, out, rows);
+  });
+}
+
+inline void unpack_columns(const PackFormat& format, const uint8_t* x, uint8_t* out, int64_t n, int field) {
+  with_unpack_format(format, [&](auto b, auto l, auto s) {
+    unpack_column_fields<decltype(b)::value, decltype(l)::value, decltype(s)::value>(x, out, n, field);
+  });
+}
+
 // The table of the bodies above, compiled for the including level. A level's table starts
 // from it and replaces the slots the level has loops of its own for (kernels_avx2.cpp), so
 // a slot no level vectorizes is its body here and its place in this list. A Slot has no
 // default constructor: this list cannot leave one out (kernels.h).
 constexpr KernelTable portable_table() {
-  return {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit,
-          &shift_strided, &strided_shift_in_place, &bitwise_count};
+  return {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit, &shift_strided,
+          &strided_shift_in_place, &bitwise_count, &pack, &pack_columns, &unpack, &unpack_columns};
 }

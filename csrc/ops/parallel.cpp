@@ -18,11 +18,11 @@ void mark_forked_child() { forked_child.store(true, std::memory_order_relaxed); 
 
 }  // namespace
 
-void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop) {
+void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop, int64_t grain_size) {
   if (forked_child.load(std::memory_order_relaxed)) {
     iter.serial_for_each(loop, {0, iter.numel()});
   } else {
-    iter.for_each(loop);
+    iter.for_each(loop, grain_size);
   }
 }
 

@@ -10,7 +10,9 @@ namespace torchops {
 // child of a fork(), where it runs on the calling thread: GNU OpenMP's pool does not
 // survive fork(), and a parallel region in the child of a process that had used it waits
 // forever for threads that do not exist (PyTorch 2.13's own ops hang there).
-void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop);
+// `grain_size`: the fewest elements of the iteration a thread is given.
+void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2d_t loop,
+                     int64_t grain_size = at::internal::GRAIN_SIZE);
 
 // True when TensorIterator would run a loop over n elements on the calling thread alone:
 // fewer than its grain of 32768 elements, or a single intra-op thread. Only such loops may

@@ -1,6 +1,6 @@
 // The torchops C++ API: typed functions that call the torchops:: operators through
 // PyTorch's dispatcher, as torch.ops.torchops.* does from Python. The rules (out-of-range
-// counts, promotion, broadcasting, in-place and out=) are in docs/semantics.md; the errors
+// counts, promotion, broadcasting, in-place and out=, bit packing) are in docs/semantics.md; the errors
 // are the same c10::Error subclasses (c10::TypeError, c10::ValueError) with the same words.
 //
 // With CMake (docs/deploy.md):
@@ -11,6 +11,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #define TORCHOPS_API __attribute__((visibility("default")))
@@ -47,5 +49,44 @@ TORCHOPS_API const at::Tensor& signbit_out(const at::Tensor& out, const at::Tens
 // and bool (true: 1).
 TORCHOPS_API at::Tensor bitwise_count(const at::Tensor& x);
 TORCHOPS_API const at::Tensor& bitwise_count_out(const at::Tensor& out, const at::Tensor& x);
+
+// Bit packing along one dim, as NumPy's packbits and unpackbits, and 2- and 4-bit fields
+// (docs/semantics.md). dim: -1 by default (NumPy's axis defaults to flattening: pass
+// std::nullopt for that); a 0-d x is one element. bitorder: "big" (the first element in the
+// most significant bits of its byte) or "little". The results are contiguous.
+
+// Each group of 8 elements along dim as one byte, a bit per element: 1 where it is nonzero. x:
+// an integer or bool tensor; the result is uint8, of size ceil(n / 8) at dim, zero-padded.
+TORCHOPS_API at::Tensor packbits(const at::Tensor& x, std::optional<int64_t> dim = -1,
+                                 std::string_view bitorder = "big");
+TORCHOPS_API const at::Tensor& packbits_out(const at::Tensor& out, const at::Tensor& x,
+                                            std::optional<int64_t> dim = -1, std::string_view bitorder = "big");
+
+// Each byte of x (uint8) along dim as 8 elements, 0 or 1. count: std::nullopt for all 8 *
+// nbytes; count >= 0 for exactly count (past the end: 0); count < 0 for 8 * nbytes + count.
+TORCHOPS_API at::Tensor unpackbits(const at::Tensor& x, std::optional<int64_t> dim = -1,
+                                   std::optional<int64_t> count = std::nullopt, std::string_view bitorder = "big");
+TORCHOPS_API const at::Tensor& unpackbits_out(const at::Tensor& out, const at::Tensor& x,
+                                              std::optional<int64_t> dim = -1,
+                                              std::optional<int64_t> count = std::nullopt,
+                                              std::string_view bitorder = "big");
+
+// The low `bits` bits (1, 2 or 4; two's complement for negative values) of each element of x
+// (an integer or bool tensor), 8 / bits consecutive elements along dim to a uint8 byte.
+TORCHOPS_API at::Tensor pack(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim = -1,
+                             std::string_view bitorder = "big");
+TORCHOPS_API const at::Tensor& pack_out(const at::Tensor& out, const at::Tensor& x, int64_t bits,
+                                        std::optional<int64_t> dim = -1, std::string_view bitorder = "big");
+
+// Each byte of x (uint8) along dim as 8 / bits fields of `bits` bits: uint8, or int8
+// sign-extended from `bits` bits when is_signed (the schema's `signed`, a C++ keyword). count:
+// as unpackbits's, in fields.
+TORCHOPS_API at::Tensor unpack(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim = -1,
+                               std::optional<int64_t> count = std::nullopt, std::string_view bitorder = "big",
+                               bool is_signed = false);
+TORCHOPS_API const at::Tensor& unpack_out(const at::Tensor& out, const at::Tensor& x, int64_t bits,
+                                          std::optional<int64_t> dim = -1,
+                                          std::optional<int64_t> count = std::nullopt,
+                                          std::string_view bitorder = "big", bool is_signed = false);
 
 }  // namespace torchops
