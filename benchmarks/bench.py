@@ -1,6 +1,7 @@
 """Side-by-side benchmark of torchops.
 
-    .venv/bin/python benchmarks/bench.py [--quick | --layouts | --op OP] [--out-dir DIR] [--baseline OLD/results.json]
+    .venv/bin/python benchmarks/bench.py [--quick | --layouts | --packing | --op OP] [--out-dir DIR]
+                                         [--baseline OLD/results.json]
     (DIR: benchmarks/results, or .../results/quick)
     .venv/bin/python benchmarks/bench.py --device cuda [--quick]   (on a GPU: device.py)
 
@@ -8,19 +9,27 @@ Every case runs torchops and its peers in one process, alternating between them 
 repetition, each writing into its own preallocated output (out=):
 
   torchops     torchops.bitshift(x, y, direction, arithmetic, out=) / torchops.signbit(x, out=) /
-               torchops.bitwise_count(x, out=)
+               torchops.bitwise_count(x, out=) / torchops.packbits(x, out=) / unpackbits / pack / unpack
                (the typed API: its compiled binding where torchops has it)
   torchops.op  the registered overload through torch.ops (sizes <= 1K only: shows the binding's gain)
+  functional   (packing ops) the functional call, torchops.packbits(x): it allocates its result, as
+               NumPy's packbits and unpackbits (which have no out=) do, so NumPy is set against it
   torch        torch.bitwise_left_shift / bitwise_right_shift / signbit (out=); for a logical
                right shift of a signed dtype, the fastest PyTorch equivalent we know (see
                torch_logical_right_shift); none for uint16/32/64 (PyTorch has no shifts for them);
                for bitwise_count, which PyTorch lacks, the fastest PyTorch equivalent we know
-               (torch_bitwise_count). The results label such a peer "composite" (torch_peer).
-  numpy        np.left_shift / np.right_shift / np.signbit / np.bitwise_count (out=), single-threaded;
-               none for bfloat16
+               (torch_bitwise_count); for the packing ops, which PyTorch lacks too, the fastest
+               composites we know (torch_packbits, torch_pack, torch_unpack). The results label such a
+               peer "composite" (torch_peer).
+  numpy        np.left_shift / np.right_shift / np.signbit / np.bitwise_count (out=), np.packbits /
+               np.unpackbits (no out=: they allocate), single-threaded; none for bfloat16, nor for
+               2- and 4-bit packing (NumPy packs bits only)
   bandwidth    an op that moves the same bytes: torch.add with the same operands (viewed as the
                signed dtype of the same width) for a shift; for signbit and bitwise_count a narrowing
-               copy of x (viewed as int) into the output's bytes (reads n * itemsize bytes, writes n bytes)
+               copy of x (viewed as int) into the output's bytes (reads n * itemsize bytes, writes n bytes);
+               for packing, the narrowing copy of x viewed as the int of a packed byte's elements
+               (packbits: 8 bytes as an int64) into the packed bytes, and the widening copy back for
+               unpacking (packbits of n bools reads n bytes and writes n / 8, as that copy does)
 
 Before timing, each case checks once that every peer's output equals torchops's, so a wrong
 answer is never timed. Times are medians over repetitions; a repetition runs every contender
@@ -30,7 +39,9 @@ results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: t
 judged by bench.py's targets in targets.py (the kernels against PyTorch, NumPy and memory
 bandwidth; the call path of small and mid-size calls). With --baseline, every case is also set
 against the same case of an earlier run (its results.json), as ratios to PyTorch measured in
-each run, so the two runs' machine load cancels out.
+each run, so the two runs' machine load cancels out. Runs with packing rows also measure the peak
+memory of one packing call (measure_memory(): in a fresh process, from the kernel's count of
+resident pages) against its input and output.
 
 This file holds what is measured (cases, operands, contenders, the check of their outputs, the
 table's columns); the targets are targets.py's, the timing is timing.py's and the generic
@@ -40,11 +51,13 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import itertools
 import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -80,6 +93,13 @@ TORCH_SHIFT_DTYPES = [dtype for dtype in SHIFT_DTYPES if dtype not in NO_TORCH_S
 SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 BITWISE_COUNT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint32]
 UNARY_OPS = ("signbit", "bitwise_count")  # f(x, out=): no count operand
+# The packing ops and the bits of each field: packbits/unpackbits (NumPy's), pack/unpack of 2- and
+# 4-bit fields. Their sizes are elements of the unpacked side; NumPy has the 1-bit ones only.
+PACKING_BITS = {"packbits": 1, "unpackbits": 1, "pack2": 2, "pack4": 4, "unpack2": 2, "unpack4": 4}
+PACKING_OPS = tuple(PACKING_BITS)
+UNPACKING_OPS = ("unpackbits", "unpack2", "unpack4")
+PACKING_SIZES = [64 * K, M, 16 * M]  # where the packing targets are set (from 64K; the mask's at 16M)
+MEMORY_SIZE = 64 * M  # measure_memory()'s calls: large enough that a page or an allocator header is noise
 SCALAR_COUNT = 3  # in range for every dtype, so every library defines the same answer
 
 PARALLEL_FROM = 32 * K      # PyTorch's grain size: smaller calls run on one thread whatever set_num_threads says
@@ -90,16 +110,17 @@ PARALLEL_FROM = 32 * K      # PyTorch's grain size: smaller calls run on one thr
 
 @dataclass(frozen=True)
 class Case:
-    op: str        # left | right | right_logical | signbit | bitwise_count
-    dtype: torch.dtype
-    size: int      # elements of x (and of the output)
+    op: str        # left | right | right_logical | signbit | bitwise_count | a key of PACKING_BITS
+    dtype: torch.dtype  # x's; for unpacking, the result's (uint8, or bool: a view of the uint8 result)
+    size: int      # elements of x (and of the output); for packing, of the unpacked side
     operands: str  # a key of OPERANDS
     threads: int   # torch.set_num_threads value
     level: str     # torchops dispatch level
 
 
 def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_threads: int) -> list[Case]:
-    """The cases of a run: mode "quick", "full", or "layouts" (the full run's layout rows)."""
+    """The cases of a run: mode "quick", "full", "layouts" (the full run's layout rows) or
+    "packing" (the full run's packing rows)."""
     cases = []
 
     def add(ops, dtypes, sizes, operands=("tensor",), threads=(all_threads,), levels=(level_in_use,)):
@@ -116,12 +137,26 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
         add(["signbit"], [torch.float32, torch.bfloat16], QUICK_SIZES)
         add(["bitwise_count"], [torch.int8, torch.int64], QUICK_SIZES)
         add(["left"], [torch.int16], [M], operands=["scalar"] + LAYOUTS)
+        add(["packbits"], [torch.bool], [64 * K, M], operands=("contiguous",))
+        add(["unpackbits"], [torch.uint8], [64 * K, M], operands=("contiguous",))
         return cases
+
+    threads = (1, all_threads) if all_threads > 1 else (1,)
+    # Packing: NumPy's packbits and unpackbits on a 1-D x and on rows (dim=-1), both result dtypes
+    # of a mask, 1 and 2 threads; 2- and 4-bit fields; at the other levels, the bool mask.
+    add(["packbits", "unpackbits"], [torch.uint8, torch.bool], PACKING_SIZES, operands=("contiguous", "rows"),
+        threads=threads)
+    add(["pack2", "pack4", "unpack2", "unpack4"], [torch.uint8], PACKING_SIZES, operands=("contiguous",),
+        threads=threads)
+    add(["packbits", "unpackbits"], [torch.bool], PACKING_SIZES, operands=("contiguous",), threads=threads,
+        levels=other_levels)
+    packing, cases = cases, []
+    if mode == "packing":
+        return packing
 
     # Every layout, for every dtype PyTorch shifts, at 1 and 2 threads (the arithmetic right
     # shift on one dtype of each kind of kernel: an emulated 8-bit one and a native one); at
     # the other levels, one dtype of each width.
-    threads = (1, all_threads) if all_threads > 1 else (1,)
     add(["left"], TORCH_SHIFT_DTYPES, LAYOUT_SIZES, operands=LAYOUTS, threads=threads)
     add(["left"], list(SIGNED_OF_WIDTH.values()), LAYOUT_SIZES, operands=LAYOUTS, threads=threads, levels=other_levels)
     add(["right"], [torch.int8, torch.int32], LAYOUT_SIZES, operands=LAYOUTS, threads=threads,
@@ -158,6 +193,7 @@ def list_cases(mode: str, level_in_use: str, other_levels: list[str], all_thread
     if all_threads > 1:
         add(SHIFT_OPS, torch_dtypes, CALL_PATH_SIZES, operands=("tensor", "scalar"), threads=(1,))
     add(SHIFT_OPS, torch_dtypes, CALL_PATH_SIZES, operands=("tensor", "scalar"), levels=vector_levels)
+    cases += packing
     return list(dict.fromkeys(cases))  # each case once, in the order first listed
 
 
@@ -200,7 +236,8 @@ CHANNELS = 64  # the channels_last layouts: (n // (64 * 32 * 32), 64, 32, 32)
 OPERANDS = {
     "tensor": "a count tensor of x's shape, both 1-D and contiguous",
     "scalar": f"a Python-int count ({SCALAR_COUNT}), x 1-D",
-    "contiguous": "(signbit, bitwise_count) a 1-D x",
+    "contiguous": "(signbit, bitwise_count, packing) a 1-D x",
+    "rows": "(packing) x of shape (n / 1024, 1024) unpacked, (n / 1024, 1024 / per byte) packed, along dim=-1",
     "count_rows": "x (rows, 1024), a count of shape (rows, 1)",
     "count_cols": "x (rows, 1024), a count of shape (1024,)",
     "count_0d": "x (rows, 1024), a 0-d count tensor",
@@ -217,8 +254,10 @@ LAYOUTS = [name for name in OPERANDS if name not in targets.PLAIN_OPERANDS]
 
 
 def make_operands(case: Case):
-    """x, and y (a tensor or a Python int; None for signbit and bitwise_count), laid out as OPERANDS says."""
+    """x, and y (a tensor or a Python int; None for signbit, bitwise_count and packing), laid out as OPERANDS says."""
     n, how = case.size, case.operands
+    if case.op in PACKING_OPS:
+        return packing_operand(case), None
     cols = min(n, COLS)
     rows = n // cols
     image = (max(1, n // (CHANNELS * 32 * 32)), CHANNELS, 32, 32)
@@ -249,6 +288,21 @@ def make_operands(case: Case):
     if how == "channels_last":
         y = y.contiguous(memory_format=torch.channels_last)
     return x, y
+
+
+def packing_operand(case: Case) -> torch.Tensor:
+    """x of a packing case: for packbits, zeros and random non-zero bytes half and half (or random
+    bools), so that every value's rule (non-zero is a 1) is exercised; for pack, random bytes (the
+    fields are their low bits); for unpacking, random packed bytes."""
+    per_byte = 8 // PACKING_BITS[case.op]
+    n = case.size if case.op not in UNPACKING_OPS else case.size // per_byte
+    cols = COLS if case.op not in UNPACKING_OPS else COLS // per_byte
+    shape = (n,) if case.operands == "contiguous" else (n // cols, cols)
+    if case.op == "packbits" and case.dtype == torch.bool:
+        return torch.randint(0, 2, shape, dtype=torch.bool)
+    if case.op == "packbits":
+        return torch.randint(0, 2, shape, dtype=torch.uint8) * torch.randint(1, 256, shape, dtype=torch.uint8)
+    return torch.randint(0, 256, shape, dtype=torch.uint8)
 
 
 def torch_logical_right_shift(x: torch.Tensor, y, out: torch.Tensor):
@@ -362,6 +416,123 @@ def torch_bitwise_count(x: torch.Tensor, out: torch.Tensor):
     return swar
 
 
+# The packing composites read the elements of one packed byte as one integer lane (packbits: 8
+# bytes as an int64; 2-bit fields: 4 bytes as an int32; 4-bit: 2 as an int16) and work on whole
+# lanes, the passes PyTorch vectorizes best. Lanes are read in memory order: a little-endian machine
+# (x86-64, aarch64), whose first byte is a lane's lowest.
+PACK_LANES = {1: torch.int64, 2: torch.int32, 4: torch.int16}
+
+
+def _signed(value: int, dtype: torch.dtype) -> int:
+    bits_of_lane = dtype.itemsize * 8
+    value &= (1 << bits_of_lane) - 1
+    return value - (1 << bits_of_lane) if value >> (bits_of_lane - 1) else value
+
+
+def pack_multiplier(bits_per_field: int) -> int:
+    """The constant that gathers a lane's fields into its top byte: field k (0 first) sits at bit 8k,
+    and its term moves it to bit 8 (p - 1) + (p - 1 - k) bits, its place in the packed byte (big
+    bit order). Terms shift fields into other bytes or off the top, and no carry reaches the top
+    byte: check_equivalents() tries every combination of fields. packbits: 0x8040201008040201."""
+    per_byte = 8 // bits_per_field
+    terms = (8 * (per_byte - 1) + (per_byte - 1 - k) * bits_per_field - 8 * k for k in range(per_byte))
+    return _signed(sum(1 << shift for shift in terms), PACK_LANES[bits_per_field])
+
+
+def torch_pack(x: torch.Tensor, bits_per_field: int, nonzero: bool, out: torch.Tensor):
+    """A function that computes torchops.packbits(x) (nonzero: each non-zero element a 1) or
+    torchops.pack(x, bits) (the low bits of each element) of a uint8 or bool x whose last dim is a
+    multiple of 8 // bits, into the contiguous uint8 `out`, from PyTorch builtins only. Scratch
+    tensors are allocated here, once, as in torch_logical_right_shift.
+
+    The fastest variant we measured: each element to its field (packbits of bools: nothing;
+    of bytes: clamp_max(x, 1); pack: an and with the field mask of every byte), one multiply of
+    each lane by pack_multiplier(), then a copy of every lane's top byte into out. Slower ones, at
+    1M elements on one thread, against this one's time: reshape to (-1, 8), multiply by the bit
+    weights and sum(dtype=uint8), 10-16x; torch.ne(x, 0) instead of clamp_max, 2.6x; the multiply
+    then a shift by 56 and a narrowing copy, as fast at 1M, 3x at 16M; ands, shifts and ors of
+    the strided views x[k::per_byte] for 2- and 4-bit fields, 3-6x; 4-bit fields in int64 lanes
+    (four bytes' worth per multiply), 1.6x.
+    """
+    lane = PACK_LANES[bits_per_field]
+    per_byte = 8 // bits_per_field
+    flat = x.reshape(-1).view(torch.uint8)
+    lanes = flat.view(lane)
+    products = torch.empty_like(lanes)
+    top_bytes = products.view(torch.uint8)[per_byte - 1::per_byte]
+    flat_out = out.view(-1)
+    multiplier = pack_multiplier(bits_per_field)
+    if not nonzero:
+        mask = _signed(int.from_bytes(bytes([(1 << bits_per_field) - 1] * per_byte), "little"), lane)
+
+        def and_multiply_copy():
+            torch.bitwise_and(lanes, mask, out=products).mul_(multiplier)
+            return flat_out.copy_(top_bytes)
+
+        return and_multiply_copy
+    if x.dtype == torch.bool:  # already 0 or 1 in every byte
+        def multiply_copy():
+            torch.mul(lanes, multiplier, out=products)
+            return flat_out.copy_(top_bytes)
+
+        return multiply_copy
+    ones = torch.empty_like(flat)
+    ones_lanes = ones.view(lane)
+
+    def clamp_multiply_copy():
+        torch.clamp_max(flat, 1, out=ones)
+        torch.mul(ones_lanes, multiplier, out=products)
+        return flat_out.copy_(top_bytes)
+
+    return clamp_multiply_copy
+
+
+def unpacked_fields(bits_per_field: int, packed: np.ndarray) -> np.ndarray:
+    """NumPy's model of torchops.unpack (big bit order): each byte's fields, first field first."""
+    per_byte = 8 // bits_per_field
+    shifts = np.array([(per_byte - 1 - k) * bits_per_field for k in range(per_byte)], dtype=np.uint8)
+    fields = (packed[..., None] >> shifts) & ((1 << bits_per_field) - 1)
+    return fields.reshape(*packed.shape[:-1], -1).astype(np.uint8)
+
+
+def torch_unpack(x: torch.Tensor, bits_per_field: int, out: torch.Tensor):
+    """A function that computes torchops.unpackbits(x) or torchops.unpack(x, bits) of a uint8 x
+    into the contiguous `out` (uint8, or bool for a mask) from PyTorch builtins only, one lane of
+    out (its bytes the fields of one byte of x) per byte of x. Scratch allocated once, as in
+    torch_logical_right_shift.
+
+    The fastest variants we measured: for 1- and 2-bit fields, a gather from a table of the 256
+    bytes' lanes (the index widened to int32, which index_select takes); for 4-bit fields, the
+    byte widened to its int16 lane, multiplied by 0x1001 (a copy of the low field 12 bits up),
+    shifted right by 4 and masked with 0x0F0F. Slower ones, at 1M elements on one thread:
+    (x.unsqueeze(-1) >> shifts) & mask, 5-20x the gather's time; bitwise_and with the bit weights
+    then ne(0), 15x (both broadcast over a last dim of 8 or fewer, which TensorIterator runs as
+    short inner loops); the multiply for 1- and 2-bit fields (0x8040201008040201 on an int64,
+    0x40100401 on an int32), 1.3-1.5x; the gather for 4-bit fields (of int16 lanes), 4x.
+    """
+    lane = PACK_LANES[bits_per_field]
+    flat_x = x.reshape(-1)
+    out_lanes = out.view(torch.uint8).view(lane).view(-1)
+    if bits_per_field == 4:
+        wide = torch.empty(flat_x.shape, dtype=lane)
+
+        def multiply_shift_mask():
+            wide.copy_(flat_x)
+            torch.mul(wide, 0x1001, out=out_lanes)
+            return out_lanes.bitwise_right_shift_(4).bitwise_and_(0x0F0F)
+
+        return multiply_shift_mask
+    table = torch.from_numpy(unpacked_fields(bits_per_field, np.arange(256, dtype=np.uint8)[:, None]))
+    table = table.contiguous().view(lane).reshape(256)
+    index = torch.empty(flat_x.shape, dtype=torch.int32)
+
+    def gather():
+        index.copy_(flat_x)
+        return torch.index_select(table, 0, index, out=out_lanes)
+
+    return gather
+
+
 def check_equivalents() -> None:
     """The PyTorch equivalents must be right for every input, not only the timed ones: the logical
     right shift for every count, the bit count for every 8- and 16-bit value and the edges of
@@ -378,6 +549,33 @@ def check_equivalents() -> None:
         torch_bitwise_count(x, got)()
         if not torch.equal(torchops.bitwise_count(x), got):
             sys.exit(f"bench.py: the PyTorch equivalent of the bit count is wrong for {dtype}: fix the benchmark")
+    # The packing composites, on every combination of a packed byte's fields (with random high bits
+    # or non-zero values around them): unpacked_fields() gives byte b's fields, which pack to b. For
+    # 1-bit fields it is NumPy's unpackbits, which ties the 2- and 4-bit model to NumPy's bit order.
+    generator = torch.Generator().manual_seed(0)
+    every_byte = np.arange(256, dtype=np.uint8)
+    if not np.array_equal(unpacked_fields(1, every_byte[:, None]), np.unpackbits(every_byte[:, None], axis=1)):
+        sys.exit("bench.py: unpacked_fields() is not NumPy's unpackbits: fix the benchmark")
+    for bits_per_field in PACK_LANES:
+        fields = torch.from_numpy(unpacked_fields(bits_per_field, every_byte[:, None]))  # (256, fields per byte)
+        if bits_per_field == 1:  # non-zero is a 1: any non-zero value, and bools
+            inputs = [fields * torch.randint(1, 256, fields.shape, dtype=torch.uint8, generator=generator),
+                      fields.bool()]
+        else:  # a field is the low bits of its element: any high bits
+            high_bits = torch.randint(0, 256, fields.shape, dtype=torch.uint8, generator=generator)
+            inputs = [fields | (high_bits & ((0xFF << bits_per_field) & 0xFF))]
+        for x in inputs:
+            got = torch.empty(256, dtype=torch.uint8)
+            torch_pack(x.reshape(-1), bits_per_field, bits_per_field == 1, got)()
+            if not np.array_equal(got.numpy(), every_byte):
+                sys.exit(f"bench.py: the PyTorch composite of packing {bits_per_field}-bit fields of {x.dtype} is "
+                         "wrong: fix the benchmark")
+        for dtype in (torch.uint8, torch.bool) if bits_per_field == 1 else (torch.uint8,):
+            got = torch.empty(fields.numel(), dtype=dtype)
+            torch_unpack(torch.from_numpy(every_byte), bits_per_field, got)()
+            if not torch.equal(got.view(torch.uint8), fields.reshape(-1)):
+                sys.exit(f"bench.py: the PyTorch composite of unpacking {bits_per_field}-bit fields is wrong: "
+                         "fix the benchmark")
     for dtype in [torch.int8, torch.int16, torch.int32, torch.int64]:
         n = bits(dtype)
         info = torch.iinfo(dtype)
@@ -393,8 +591,57 @@ def check_equivalents() -> None:
                          f"count {count if isinstance(count, int) else 'tensor'}: fix the benchmark")
 
 
+def packing_call(op: str, x: torch.Tensor):
+    """torchops's call of a packing op on x (dim=-1, big bit order), taking out= if given."""
+    if op in ("packbits", "unpackbits"):
+        return functools.partial(getattr(torchops, op), x)
+    return functools.partial(torchops.unpack if op in UNPACKING_OPS else torchops.pack, x, PACKING_BITS[op])
+
+
+def make_packing_contenders(case: Case, x: torch.Tensor) -> dict:
+    """make_contenders() of a packing case. The functional call and NumPy's (which has no out=)
+    return their result, so their output is None."""
+    bits_per_field = PACKING_BITS[case.op]
+    unpacking = case.op in UNPACKING_OPS
+    call = packing_call(case.op, x)
+    result = call()
+    # unpackbits of a mask: the uint8 result seen as bool, which costs a view (NumPy's too)
+    as_bool = unpacking and case.dtype == torch.bool
+    out = torch.empty(result.shape, dtype=torch.bool if as_bool else torch.uint8)
+    out_bytes = out.view(torch.uint8)
+    contenders = {
+        "torchops": ("torchops", lambda: call(out=out_bytes), out),
+        "functional": ("torchops", (lambda: call().view(torch.bool)) if as_bool else call, None),
+    }
+    composite_out = torch.empty_like(out)
+    composite = (torch_unpack(x, bits_per_field, composite_out) if unpacking else
+                 torch_pack(x, bits_per_field, case.op == "packbits", composite_out))
+    contenders["torch"] = ("composite", composite, composite_out)
+    if bits_per_field == 1:
+        x_np = x.numpy()
+        if unpacking:
+            numpy_call = (lambda: np.unpackbits(x_np, axis=-1).view(bool)) if as_bool else \
+                (lambda: np.unpackbits(x_np, axis=-1))
+        else:
+            numpy_call = lambda: np.packbits(x_np, axis=-1)  # noqa: E731
+        contenders["numpy"] = ("numpy", numpy_call, None)
+    # The same bytes moved: the elements of one packed byte seen as one int of their width, and
+    # the packed bytes as int8.
+    elements_of_a_byte = SIGNED_OF_WIDTH[8 // bits_per_field]
+    reference_out = torch.empty_like(out)
+    if unpacking:  # widening: each packed byte to its elements' bytes
+        destination, source = reference_out.view(torch.uint8).view(elements_of_a_byte), x.view(torch.int8)
+    else:  # narrowing: a packed byte's elements' bytes to one byte
+        destination, source = reference_out.view(torch.int8), x.view(torch.uint8).view(elements_of_a_byte)
+    contenders["bandwidth"] = ("reference", lambda: destination.copy_(source), reference_out)
+    return contenders
+
+
 def make_contenders(case: Case, x: torch.Tensor, y):
-    """name -> (kind, function, output); every function writes its answer into its own output."""
+    """name -> (kind, function, output); every function writes its answer into its own output,
+    or (output None) returns it."""
+    if case.op in PACKING_OPS:
+        return make_packing_contenders(case, x)
     # Every output has the layout the functional call gives (PyTorch's rule for pointwise
     # ops: it follows the inputs' memory order), so that out= changes nothing but the allocation.
     layout = getattr(torchops, case.op)(x) if case.op in UNARY_OPS else torchops.bitshift(x, y, "LEFT")
@@ -468,6 +715,9 @@ def make_contenders(case: Case, x: torch.Tensor, y):
 def bytes_moved(case: Case, x: torch.Tensor, y) -> int:
     """Bytes of the elements read and written (each element once, whatever the strides)."""
     total = x.numel() * x.element_size()
+    if case.op in PACKING_OPS:
+        per_byte = 8 // PACKING_BITS[case.op]
+        return total + (x.numel() * per_byte if case.op in UNPACKING_OPS else x.numel() // per_byte)
     if case.op in UNARY_OPS:
         return total + x.numel()  # + one bool or uint8 per element
     if isinstance(y, torch.Tensor):
@@ -480,12 +730,16 @@ def verify(contenders) -> list[str]:
     for name, (_, _, out) in contenders.items():
         # torchops's output starts out different from the peers', so one that writes nothing can't pass
         mine = name == "torchops"
-        out.fill_(mine if out.dtype == torch.bool else (17 if mine else 42))
-    for _, function, _ in contenders.values():
-        function()
-    expected = contenders["torchops"][2]
-    return [name for name, (kind, _, out) in contenders.items()
-            if kind != "reference" and not torch.equal(out, expected)]
+        if out is not None:
+            out.fill_(mine if out.dtype == torch.bool else (17 if mine else 42))
+    outputs = {}
+    for name, (_, function, out) in contenders.items():
+        returned = function()
+        # a contender without an output returns its result (a tensor, or NumPy's array)
+        outputs[name] = out if out is not None else torch.as_tensor(returned)
+    expected = outputs["torchops"]
+    return [name for name, (kind, _, _) in contenders.items() if kind != "reference"
+            and not (outputs[name].dtype == expected.dtype and torch.equal(outputs[name], expected))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -514,6 +768,9 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     for name, ratio_name in [("torch", "x_torch"), ("numpy", "x_numpy"), ("bandwidth", "x_bandwidth")]:
         if name in times:
             row[ratio_name] = times[name] / mine  # > 1: torchops is faster
+    if "numpy" in times and "functional" in times:
+        # NumPy's packbits and unpackbits allocate their result: set against torchops's call that does
+        row["x_numpy"] = times["numpy"] / times["functional"]
     if "torch" in times and "torchops.op" in times:
         row["x_torch_op"] = times["torch"] / times["torchops.op"]  # without the Python layer
     return row
@@ -542,10 +799,100 @@ def run(cases: list[Case], seconds_per_contender: float, wait_budget: float, pro
 
 
 # ---------------------------------------------------------------------------------------------
+# Peak memory of a packing call.
+
+# What a call's peak may exceed its output by and still hold no scratch of its input's size: page
+# rounding, an allocator's headers, Python's objects (64M-element calls: outputs of 8-64 MiB).
+MEMORY_SLACK = 256 * K
+# glibc serves allocations of at least this size with mmap and gives them back to the kernel when
+# freed (by default the threshold grows with what a process frees, and freed memory stays resident,
+# where a later call would reuse it unseen).
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * K)}
+MEMORY_CASES = [("packbits", torch.bool), ("packbits", torch.uint8), ("unpackbits", torch.uint8),
+                ("pack2", torch.uint8), ("pack4", torch.uint8), ("unpack2", torch.uint8), ("unpack4", torch.uint8)]
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024  # the kernel writes kB
+
+
+def peak_growth(call) -> int:
+    """Bytes by which the process's resident memory peaked above what it held before call(), the
+    kernel's count of pages (VmHWM, reset to the current size through /proc/self/clear_refs)."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")
+    before = _status_bytes("VmRSS")
+    result = call()
+    growth = _status_bytes("VmHWM") - before
+    del result
+    return growth
+
+
+def memory_rows() -> list[dict]:
+    """Run in a fresh process (measure_memory): each packing call of MEMORY_CASES at MEMORY_SIZE
+    elements, functional (allocating its result): torchops, NumPy's and the composite, whose
+    scratch is allocated by the call. Each is called once first, so the measured call finds the
+    code loaded and the thread pool started."""
+    rows = []
+    for op, dtype in MEMORY_CASES:
+        case = Case(op, dtype, MEMORY_SIZE, "contiguous", torch.get_num_threads(), level_in_use())
+        x = packing_operand(case)
+        bits_per_field = PACKING_BITS[op]
+        unpacking = op in UNPACKING_OPS
+        shape = (case.size,) if unpacking else (case.size // (8 // bits_per_field),)  # the result's, uint8
+        output_bytes = shape[0]
+
+        def composite():
+            out = torch.empty(shape, dtype=torch.uint8)
+            if unpacking:
+                torch_unpack(x, bits_per_field, out)()
+            else:
+                torch_pack(x, bits_per_field, op == "packbits", out)()
+            return out
+
+        calls = {"torchops": packing_call(op, x), "composite": composite}
+        if bits_per_field == 1:
+            calls["numpy"] = functools.partial(np.unpackbits if unpacking else np.packbits, x.numpy())
+        for name, call in calls.items():
+            call()
+            growth = peak_growth(call)
+            rows.append({"op": op, "dtype": str(dtype).removeprefix("torch."), "size": case.size, "contender": name,
+                         "threads": case.threads, "level": case.level, "input_bytes": x.numel() * x.element_size(),
+                         "output_bytes": output_bytes, "growth_bytes": growth,
+                         "x_memory": (output_bytes + MEMORY_SLACK) / max(growth, 1)})
+    return rows
+
+
+def measure_memory() -> list[dict]:
+    """memory_rows() in a fresh process (this one's allocator holds what the timing freed)."""
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child"], capture_output=True,
+                           text=True, env={**os.environ, **MALLOC_ENV})
+    if child.returncode != 0:
+        print(f"memory measurement failed (exit {child.returncode}):\n{child.stderr}", file=sys.stderr, flush=True)
+        return []
+    return json.loads(child.stdout)
+
+
+def memory_table(rows: list[dict], markdown: bool) -> str:
+    columns = ["op", "dtype", "size", "contender", "input MiB", "output MiB", "peak growth MiB", "growth / output"]
+    body = [[r["op"], r["dtype"], size_label(r["size"]), r["contender"], f"{r['input_bytes'] / M:.1f}",
+             f"{r['output_bytes'] / M:.1f}", f"{r['growth_bytes'] / M:.1f}",
+             f"{r['growth_bytes'] / r['output_bytes']:.2f}"] for r in rows]
+    return (markdown_rows if markdown else aligned_table)(columns, body, left=4)
+
+
+def memory_name(row: dict) -> str:
+    return f"{row['op']} {row['dtype']} {size_label(row['size'])} {row['contender']}"
+
+
+# ---------------------------------------------------------------------------------------------
 # Reporting.
 
-COLUMNS = ["op", "dtype", "operands", "thr", "level", "size", "torchops µs", "IQR", "op µs", "torch µs", "numpy µs",
-           "ref µs", "GB/s", "×torch", "×numpy", "×ref"]
+COLUMNS = ["op", "dtype", "operands", "thr", "level", "size", "torchops µs", "IQR", "op µs", "fn µs", "torch µs",
+           "numpy µs", "ref µs", "GB/s", "×torch", "×numpy", "×ref"]
 
 
 def cells(row: dict) -> list[str]:
@@ -559,10 +906,10 @@ def cells(row: dict) -> list[str]:
 
     case = [row["op"], row["dtype"], row["operands"], str(row["threads"]), row["level"], size_label(row["size"])]
     if "torchops_us" not in row:
-        return case + [row["verified"]] + [""] * 9
+        return case + [row["verified"]] + [""] * (len(COLUMNS) - len(case) - 1)
     noise = f"{row['spread']:.0%}" + ("*" if row["cores_busy"] else "")
     composite = "c" if row["torch_peer"] == "composite" else ""
-    return case + [us("torchops_us"), noise, us("torchops.op_us"), us("torch_us") + composite,
+    return case + [us("torchops_us"), noise, us("torchops.op_us"), us("functional_us"), us("torch_us") + composite,
                    us("numpy_us"), us("bandwidth_us"), f"{row['gbps']:.1f}",
                    ratio("x_torch"), ratio("x_numpy"), ratio("x_bandwidth")]
 
@@ -619,7 +966,7 @@ def baseline_text(rows: list[dict], baseline_path: str) -> str:
     return "\n".join(lines)
 
 
-def targets_text(rows: list[dict], levels: list[str]) -> str:
+def targets_text(rows: list[dict], levels: list[str], memory: list[dict] = ()) -> str:
     lines = ["TARGETS (benchmarks/targets.py; ratios of median times, > 1 means torchops is faster)"]
     for level in levels:
         level_rows = [r for r in rows if r["level"] == level]
@@ -632,6 +979,9 @@ def targets_text(rows: list[dict], levels: list[str]) -> str:
                      + ":")
         timed = [r for r in calm if "torchops_us" in r]
         lines.append(targets.text(targets.evaluate("bench", timed, case_name)))
+    if memory:
+        lines.append(f"peak memory of a packing call ({len(memory)} calls, level {memory[0]['level']}):")
+        lines.append(targets.text(targets.evaluate("memory", memory, memory_name)))
     return "\n".join(lines)
 
 
@@ -680,10 +1030,21 @@ def plot(rows: list[dict], level: str, threads: int, path: str) -> str:
     return f"plot written to {path}"
 
 
-def write_results(rows, info, summary, out_dir, mode, wall_seconds):
+def write_results(rows, info, summary, out_dir, mode, wall_seconds, memory=()):
     os.makedirs(out_dir, exist_ok=True)
     write_csv(os.path.join(out_dir, "results.csv"), rows, row_keys(rows))
-    write_json(os.path.join(out_dir, "results.json"), info, mode, wall_seconds, rows)
+    write_json(os.path.join(out_dir, "results.json"), info, mode, wall_seconds, rows, memory=list(memory))
+    memory_text = "" if not memory else f"""
+## Peak memory of a packing call
+
+Each call once, functional (its result allocated), on {size_label(MEMORY_SIZE)} elements, in a fresh
+process (`bench.py --memory-child`, with `{' '.join(f'{k}={v}' for k, v in MALLOC_ENV.items())}` so that freed
+memory goes back to the kernel); growth: the kernel's peak resident size during the call
+(`VmHWM`, reset first through `/proc/self/clear_refs`) less the resident size before it. The
+composite's growth counts its scratch, which the timed runs allocate once per case.
+
+{memory_table(memory, markdown=True)}
+"""
     machine = machine_markdown(info)
     operands_text = "; ".join(f"`{name}` = {description}" for name, description in OPERANDS.items())
     with open(os.path.join(out_dir, "results.md"), "w") as handle:
@@ -701,7 +1062,9 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
   contender once, in an order that rotates between repetitions; a sample batches calls up to
   ~{SAMPLE_SECONDS * 1e3:.0f} ms. Inputs stay in cache when they fit (repeated calls on the same data).
 - `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)` /
-  `torchops.bitwise_count(..., out=)`. `torch`: `torch.bitwise_left_shift` / `bitwise_right_shift` /
+  `torchops.bitwise_count(..., out=)` / `torchops.packbits(x, out=)` / `unpackbits(x, out=)` /
+  `pack(x, bits, out=)` / `unpack(x, bits, out=)` (ops `pack2`, `pack4`, `unpack2`, `unpack4`: 2- and
+  4-bit fields; all along dim=-1, big bit order). `torch`: `torch.bitwise_left_shift` / `bitwise_right_shift` /
   `signbit` with `out=`; a `c` after the time marks the fastest PyTorch equivalent for a logical
   right shift of a signed dtype (int8: a uint8 shift of the same bytes; int16/int32: widen, mask,
   shift, narrow; int64: shift, mask, zero the out-of-range counts; its scratch tensors are allocated
@@ -709,20 +1072,32 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
   included, before the run); `-` where PyTorch has no op (uint16/32/64 shifts). For bitwise_count,
   which PyTorch lacks, the fastest PyTorch equivalent (`c`): a gather from a table of every value's
   count for 8- and 16-bit x, |x| and the SWAR count for 32- and 64-bit x (checked against torchops
-  on every 8- and 16-bit value first).
+  on every 8- and 16-bit value first). For the packing ops, which PyTorch lacks too, the fastest
+  composites (`c`) we know: packing reads a packed byte's elements as one integer lane (8 bytes as
+  int64 for bits, 4 as int32 for 2-bit fields, 2 as int16 for 4-bit ones), makes each a field
+  (`clamp_max(x, 1)` for bytes, nothing for bools, an and with the field mask), multiplies the lane by
+  a constant that gathers the fields into its top byte (0x8040201008040201 for bits) and copies the
+  top bytes out; unpacking gathers each byte's lane from a table of the 256 bytes' (`index_select`);
+  both checked on every combination of a byte's fields first. `dtype` of an unpacking row: the result's
+  (bool: the uint8 result viewed as bool, for torchops and NumPy alike).
   `numpy`: `np.left_shift` / `np.right_shift` (on an unsigned view for a logical shift) /
   `np.signbit` / `np.bitwise_count` with `out=`, single-threaded; NumPy's signbit casts integers to float64.
+  `np.packbits` / `np.unpackbits` (axis=-1) have no `out=`: they allocate their result, so `×numpy`
+  of a packing row is set against torchops's functional call (`fn µs`), which does too.
   `ref`: a PyTorch op that moves the same bytes: `torch.add` with the same operands (viewed as
   the signed dtype of the same width) for a shift; for signbit and bitwise_count a narrowing copy,
   `out.view(torch.uint8).copy_(x viewed as the signed int of its width)`: it reads n·itemsize bytes
   and writes n bytes, as signbit does (`torch.ne(x, 0, out=bool)` moves the same bytes but runs
-  ~10x below memory speed in this PyTorch, so it would flatter torchops).
+  ~10x below memory speed in this PyTorch, so it would flatter torchops). For packing, the
+  narrowing copy of x viewed as the int of a packed byte's elements into the packed bytes (packbits
+  of n bools: n bytes read, n / 8 written), for unpacking the widening copy the other way.
 - `IQR`: interquartile range of torchops's samples / their median, a measure of the noise in that row;
   `*`: a multi-threaded case measured while another process held a core (every library's parallel
   calls then wait a scheduler slice); such rows are left out of the TARGETS
   (a case where any contender's exceeds {MAX_SPREAD:.0%} is measured again, up to {RETRIES} times, keeping the calmest).
 - `op µs` (sizes <= 1K): the registered overload (`torch.ops.torchops.bitshift.out` / `.Scalar_out` /
   `signbit.out` / `bitwise_count.out`) called directly, without the Python layer of `torchops.bitshift`.
+- `fn µs` (packing): torchops's functional call, which allocates its result.
 - `GB/s`: bytes of the elements read and written by torchops (x, a tensor count, the output) per second.
 - `×torch`, `×numpy`: peer time / torchops time (> 1: torchops faster). `×ref`: reference time /
   torchops time, the fraction of the reference's bandwidth torchops reaches.
@@ -739,21 +1114,22 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
 ## Results
 
 {markdown_table(rows)}
-""")
+{memory_text}""")
 
 
 def report_again(out_dir: str, baseline: str | None) -> None:
     with open(os.path.join(out_dir, "results.json")) as handle:
         saved = json.load(handle)
-    rows, info = saved["rows"], saved["machine"]
+    rows, info, memory = saved["rows"], saved["machine"], saved.get("memory", [])
     level = info["torchops level"]
     levels = info["levels measured"].split(", ")
-    summary = targets_text(rows, [level] + [name for name in levels if name != level])
+    summary = targets_text(rows, [level] + [name for name in levels if name != level], memory)
     if baseline:
         summary += "\n\n" + baseline_text(rows, baseline)
     print(summary)
-    write_results(rows, info, summary, out_dir, saved["mode"], saved["wall_seconds"])
-    print("\n" + plot(rows, level, info["torch threads"], os.path.join(out_dir, "speedup.png")))
+    write_results(rows, info, summary, out_dir, saved["mode"], saved["wall_seconds"], memory)
+    if saved["mode"] != "packing":
+        print("\n" + plot(rows, level, info["torch threads"], os.path.join(out_dir, "speedup.png")))
 
 
 def main() -> None:
@@ -762,11 +1138,16 @@ def main() -> None:
     scope.add_argument("--quick", action="store_true", help="a handful of sizes and dtypes, well under a minute")
     scope.add_argument("--layouts", action="store_true",
                        help="only the full run's layout rows, at every level (about 12 minutes on 2 cores)")
-    scope.add_argument("--op", choices=["left", "right", "right_logical", "signbit", "bitwise_count"],
+    scope.add_argument("--packing", action="store_true",
+                       help="only the full run's packing rows (packbits, unpackbits, 2- and 4-bit fields) and the "
+                            "peak memory of a packing call (a few minutes)")
+    scope.add_argument("--op", choices=["left", "right", "right_logical", "signbit", "bitwise_count", *PACKING_OPS],
                        help="only the full run's rows of one op (a new op's figures without the whole run)")
+    scope.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)  # measure_memory()'s process
     parser.add_argument("--out-dir", help="default: benchmarks/results (--quick: benchmarks/results/quick, "
                                           "so a demo run does not overwrite the full results; --layouts: "
-                                          "benchmarks/results/layouts; --op OP: benchmarks/results/OP)")
+                                          "benchmarks/results/layouts; --packing: benchmarks/results/packing; "
+                                          "--op OP: benchmarks/results/OP)")
     parser.add_argument("--baseline", help="an earlier run's results.json: every case in both is compared")
     parser.add_argument("--device", choices=["cuda", "xpu"],
                         help="measure on that GPU instead (device.py): against PyTorch's builtins there")
@@ -774,7 +1155,10 @@ def main() -> None:
                         help="measure nothing: rewrite results.md and the plot from --out-dir's results.json "
                              "(after a change to the targets)")
     args = parser.parse_args()
-    mode = "quick" if args.quick else "layouts" if args.layouts else "full"
+    if args.memory_child:
+        print(json.dumps(memory_rows()))
+        return
+    mode = "quick" if args.quick else "layouts" if args.layouts else "packing" if args.packing else "full"
     if args.out_dir is None:
         results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
         args.out_dir = os.path.join(results, args.op) if args.op else results if mode == "full" else \
@@ -813,12 +1197,17 @@ def main() -> None:
             set_level(level)
         torch.set_num_threads(all_threads)
 
+    memory = []
+    if mode != "quick" and any(case.op in PACKING_OPS for case in cases):
+        print(f"peak memory of packing calls ({size_label(MEMORY_SIZE)} elements, a fresh process)", flush=True)
+        memory = measure_memory()
+        print(memory_table(memory, markdown=False), flush=True)
     wall = time.time() - start
     info = machine_info(levels, level, all_threads)
     info["torchops source"] = source_version()
     # Other processes on the machine slow the multi-threaded calls most (a thread waits for a core).
     info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
-    summary = targets_text(rows, [level] + other_levels)
+    summary = targets_text(rows, [level] + other_levels, memory)
     if args.baseline:
         summary += "\n\n" + baseline_text(rows, args.baseline)
     print()
@@ -827,8 +1216,9 @@ def main() -> None:
           "c: the fastest PyTorch equivalent")
     print("\n" + "\n".join(f"{key}: {value}" for key, value in info.items()))
     print("\n" + summary)
-    write_results(rows, info, summary, args.out_dir, f"op {args.op}" if args.op else mode, wall)
-    print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
+    write_results(rows, info, summary, args.out_dir, f"op {args.op}" if args.op else mode, wall, memory)
+    if mode != "packing":  # the plot's panels are the shifts', signbit's and bitwise_count's
+        print("\n" + plot(rows, level, all_threads, os.path.join(args.out_dir, "speedup.png")))
     print(f"results written to {args.out_dir}/results.md, results.csv, results.json ({wall:.0f} s)")
     exit_if_mismatched(rows, case_name)
 

@@ -1,6 +1,6 @@
-"""Side-by-side benchmark of torch.compile'd chains that use torchops's shifts and signbit.
+"""Side-by-side benchmark of torch.compile'd chains that use torchops's shifts, signbit and packing ops.
 
-    .venv/bin/python benchmarks/compiled.py [--quick] [--out-dir DIR]
+    .venv/bin/python benchmarks/compiled.py [--quick] [--cases NAME ...] [--out-dir DIR]
     (DIR: benchmarks/results/compiled, or .../compiled/quick)
 
 Each case is a small function written three times: with torchops's typed API, with the
@@ -20,6 +20,12 @@ and with the PyTorch builtins a user would write for exactly the same result:
   xorshift64   one step of Marsaglia's xorshift64 on uint64 values (x ^= x << 13; x ^= x >> 7;
                x ^= x << 17); the builtin version views the values as int64 and masks the
                arithmetic right shift (PyTorch has no uint64 shifts)
+  dequant4     an int4 dequantize: unpack(p, 4, signed=True).to(float32) * scale on `size` bytes
+               (2 * size outputs); the builtin version splits the nibbles (p & 15, p >> 4),
+               sign-extends them ((v ^ 8) - 8) and interleaves them with torch.stack((hi, lo), -1)
+  packbits_gt  packbits(x > 0) of `size` float32 values; the builtin version packs each 8 bools
+               with shifts and a sum. `extern compiled` is x > 0 compiled and packbits' C++
+               kernel called on the bools it wrote
 
 and runs as six contenders, in one process, alternating inside each repetition (seven for the
 cases that NumPy computes too):
@@ -257,6 +263,45 @@ def xorshift64_inputs(n):
     return (random_values(torch.uint64, (n,)),)
 
 
+def dequant4_torchops(packed, scale):
+    return torchops.unpack(packed, 4, signed=True).to(torch.float32) * scale
+
+
+def dequant4_torch_ops(packed, scale):
+    return OPS.unpack.default(packed, 4, -1, None, "big", True).to(torch.float32) * scale
+
+
+def dequant4_builtin(packed, scale):
+    low, high = (packed & 15).to(torch.int8), (packed >> 4).to(torch.int8)
+    low, high = (low ^ 8) - 8, (high ^ 8) - 8  # 4-bit two's complement, sign-extended
+    return torch.stack((high, low), dim=-1).flatten(-2).to(torch.float32) * scale  # the first field high
+
+
+def dequant4_inputs(n):
+    # n bytes, every byte value; the scale a 0-d tensor (a per-tensor quantization's), not baked in.
+    return random_values(torch.uint8, (n,)), torch.tensor(0.05)
+
+
+PACK_WEIGHTS = [7, 6, 5, 4, 3, 2, 1, 0]  # the shift of each of 8 bits, the first the highest
+
+
+def packbits_gt_torchops(x):
+    return torchops.packbits(x > 0)
+
+
+def packbits_gt_torch_ops(x):
+    return OPS.packbits.default(x > 0)
+
+
+def packbits_gt_builtin(x):
+    bits = (x > 0).reshape(-1, 8).to(torch.uint8)  # sizes are multiples of 8
+    return (bits << torch.tensor(PACK_WEIGHTS, dtype=torch.uint8)).sum(-1, dtype=torch.uint8)
+
+
+def packbits_gt_inputs(n):
+    return (torch.randn(n),)
+
+
 # name: (torchops version, torch.ops version, builtin version, inputs)
 CASES = {
     "unpack4": (unpack4_torchops, unpack4_torch_ops, unpack4_builtin, unpack4_inputs),
@@ -264,6 +309,8 @@ CASES = {
     "sign_select": (sign_select_torchops, sign_select_torch_ops, sign_select_builtin, sign_select_inputs),
     "fmix32": (fmix32_torchops, fmix32_torch_ops, fmix32_builtin, fmix32_inputs),
     "xorshift64": (xorshift64_torchops, xorshift64_torch_ops, xorshift64_builtin, xorshift64_inputs),
+    "dequant4": (dequant4_torchops, dequant4_torch_ops, dequant4_builtin, dequant4_inputs),
+    "packbits_gt": (packbits_gt_torchops, packbits_gt_torch_ops, packbits_gt_builtin, packbits_gt_inputs),
 }
 #: The cases NumPy computes too (it has unsigned shifts; PyTorch does not): name -> NumPy version.
 NUMPY_CASES = {"fmix32": fmix32_numpy, "xorshift64": xorshift64_numpy}
@@ -377,14 +424,16 @@ def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_co
     return row
 
 
-def run(sizes: list[int], seconds_per_contender: float, wait_budget: float, code: dict) -> list[dict]:
+def run(names: list[str], sizes: list[int], seconds_per_contender: float, wait_budget: float,
+        code: dict) -> list[dict]:
     rows = []
     waited = 0.0
     start = time.time()
     for threads in THREADS:
         torch.set_num_threads(threads)
         torch._dynamo.reset()  # compile again: the generated code is made for one thread count
-        for name, (fn_torchops, fn_torch_ops, fn_builtin, _) in CASES.items():
+        for name in names:
+            fn_torchops, fn_torch_ops, fn_builtin, _ = CASES[name]
             functions = {"torchops compiled": compiled(fn_torchops), "torch.ops compiled": compiled(fn_torch_ops),
                          "builtin compiled": compiled(fn_builtin),
                          "torchops eager": fn_torchops, "extern compiled": compiled(code_copy(fn_torchops)),
@@ -487,8 +536,14 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   `fmix32`: murmur3's 32-bit finalizer on uint32 values, torchops's shifts with torch's uint32 xor and
   multiply (builtin: widened to int64, each product masked to 32 bits); `xorshift64`: one xorshift64
   step on uint64 values (builtin: viewed as int64, the right shift masked). PyTorch has no shifts of
-  uint16/32/64, hence those builtin workarounds.
-- `size`: elements of the output (= of the input, except `unpack4`, whose input has size/2 bytes).
+  uint16/32/64, hence those builtin workarounds. `dequant4`: an int4 dequantize,
+  `unpack(p, 4, signed=True).to(float32) * scale` (builtin: `p & 15` and `p >> 4` sign-extended by
+  `(v ^ 8) - 8` and interleaved by `torch.stack((hi, lo), -1).flatten(-2)`); `packbits_gt`:
+  `packbits(x > 0)` of float32 values (builtin: the bools 8 to a row, shifted and summed; its
+  `extern compiled` is `x > 0` compiled, then packbits' C++ kernel on the bools it wrote).
+- `size`: elements of the output (= of the input), except `unpack4` (its input has size/2 bytes),
+  `dequant4` (bytes of its input: 2 * size outputs) and `packbits_gt` (elements of its input:
+  size/8 bytes out).
   `thr`: torch.set_num_threads; every graph is compiled for the thread count it runs at.
 - Contenders: `torchops compiled` = `torch.compile(fullgraph=True, dynamic=False)` of the torchops
   version with the Inductor lowerings; `torch.ops compiled` = the same of the version that calls
@@ -536,6 +591,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help=f"sizes {', '.join(map(size_label, QUICK_SIZES))} only, "
                                                              "fewer repetitions")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="NAME",
+                        help=f"these cases only (of {', '.join(CASES)}; default: all)")
     parser.add_argument("--out-dir", help="default: benchmarks/results/compiled (--quick: .../compiled/quick)")
     args = parser.parse_args()
     if args.out_dir is None:
@@ -556,14 +613,14 @@ def main() -> None:
         print(f"warning: load average {load_at_start:.2f} on {os.cpu_count()} cores: other processes are running; "
               "2-thread times suffer most", flush=True)
     sizes = QUICK_SIZES if args.quick else SIZES
-    print(f"torchops compiled-graph benchmark ({mode}): {len(CASES)} cases x {len(sizes)} sizes x threads "
+    print(f"torchops compiled-graph benchmark ({mode}): {len(args.cases)} cases x {len(sizes)} sizes x threads "
           f"{THREADS}; compiling takes seconds per graph", flush=True)
 
     try:
         torch.set_num_threads(1)
-        code = {name: code_status(name) for name in CASES}
+        code = {name: code_status(name) for name in args.cases}
         print("generated code:\n" + code_text(code), flush=True)
-        rows = run(sizes, 0.03 if args.quick else 0.2, 5.0 if args.quick else 120.0, code)
+        rows = run(args.cases, sizes, 0.03 if args.quick else 0.2, 5.0 if args.quick else 120.0, code)
     finally:
         torch.set_num_threads(all_threads)
         _inductor.register()
@@ -573,6 +630,8 @@ def main() -> None:
     info = machine_info([level], level, all_threads)
     info["torchops source"] = source_version()
     info["lowerings registered"] = _inductor.registered()
+    if args.cases != list(CASES):
+        info["cases"] = ", ".join(args.cases)
     info["load average (1 min) at start / end"] = f"{load_at_start:.2f} / {os.getloadavg()[0]:.2f}"
     summary = targets_text(rows, code)
     print()

@@ -2,8 +2,8 @@
 benchmark that measures it (bench.py, compiled.py, call_cost.py).
 
 A target is a ratio of median times measured side by side in one process (> 1: torchops
-faster) that every row it is set on must reach. evaluate() gives each target's status for
-one run: PASS with its worst row, MISS with the rows below the threshold and, for each, the
+faster; bench.py's memory rows: a ratio of bytes) that every row it is set on must reach.
+evaluate() gives each target's status for one run: PASS with its worst row, MISS with the rows below the threshold and, for each, the
 measurement of the same row that bounds it (how close torchops runs to the bandwidth
 reference, or how far the row's own noise moves a ratio), or NOT MEASURED when the run had
 no row for it (a quick run measures a few). docs/performance.md explains each miss of the
@@ -21,7 +21,8 @@ MEMORY_BOUND = 0.9  # a row at this fraction of the bandwidth reference runs at 
 
 @dataclass(frozen=True)
 class Target:
-    benchmark: str  # whose rows: "bench", "compiled", "call_cost" or "device" (bench.py --device)
+    # whose rows: "bench", "memory" (bench.py's), "compiled", "call_cost" or "device" (bench.py --device)
+    benchmark: str
     title: str
     selects: Callable[[dict], bool]  # the rows the target is set on
     ratio: str  # the row's ratio compared with the threshold
@@ -30,7 +31,8 @@ class Target:
 
 # bench.py's operand kinds that are not a layout: contiguous operands of one shape, or a
 # Python-int count (every other kind is one of its LAYOUTS).
-PLAIN_OPERANDS = ("tensor", "scalar", "contiguous")
+PLAIN_OPERANDS = ("tensor", "scalar", "contiguous", "rows")
+PACKING_OPS = ("packbits", "unpackbits", "pack2", "pack4", "unpack2", "unpack4")  # bench.py's PACKING_BITS
 UNSIGNED_WIDE = ("uint16", "uint32", "uint64")  # no PyTorch shift: set against NumPy
 
 
@@ -61,8 +63,20 @@ TARGETS = [
     Target("bench", "bitwise_count >= 3x the fastest PyTorch equivalent (a table gather for 8/16 bits, SWAR for "
                     "32/64) from 64K elements, 1 and 2 threads",
            lambda r: r["op"] == "bitwise_count" and r["size"] >= 64 * K, "x_torch", 3.0),
+    # The packing ops' memory-speed target is the bool mask's, below.
     Target("bench", ">= 16M elements: >= 90% of the bandwidth reference",
-           lambda r: r["size"] >= 16 * M, "x_bandwidth", MEMORY_BOUND),
+           lambda r: r["size"] >= 16 * M and r["op"] not in PACKING_OPS, "x_bandwidth", MEMORY_BOUND),
+    # bench.py: packing (sizes count the unpacked elements)
+    Target("bench", "packbits and unpackbits >= 1.0x NumPy's np.packbits / np.unpackbits from 64K elements, "
+                    "1 and 2 threads (both calls allocating their result)",
+           lambda r: r["op"] in ("packbits", "unpackbits") and r["size"] >= 64 * K, "x_numpy", 1.0),
+    Target("bench", "packbits and unpackbits >= 3x the fastest PyTorch composite from 64K elements, 1 and 2 threads",
+           lambda r: r["op"] in ("packbits", "unpackbits") and r["size"] >= 64 * K, "x_torch", 3.0),
+    Target("bench", "packbits of a 16M-element bool mask >= 90% of the bandwidth reference (a copy of the same bytes)",
+           lambda r: r["op"] == "packbits" and r["dtype"] == "bool" and r["size"] == 16 * M, "x_bandwidth",
+           MEMORY_BOUND),
+    Target("memory", "a packing call's peak memory: no more than its input and output (growth <= output + 256 KiB)",
+           lambda r: r["contender"] == "torchops", "x_memory", 1.0),
     # bench.py: the call path
     Target("bench", "call path (vector levels): a 1-element out= call takes at most PyTorch builtin's time",
            lambda r: _vector_level(r) and _builtin(r) and r["size"] == 1, "x_torch", 1.0),
