@@ -309,12 +309,9 @@ void pack_bit_rows(const void* x, uint8_t* out, const PackRows& rows) {
 
 void pack_avx2(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows) {
   if (format.width != 1 || format.bits != 1) return pack(format, x, out, rows);
-  const auto with_nonzero = [&](auto little) {
-    if (format.nonzero) return pack_bit_rows<decltype(little)::value, true>(x, out, rows);
-    return pack_bit_rows<decltype(little)::value, false>(x, out, rows);
-  };
-  if (format.little) return with_nonzero(std::true_type{});
-  return with_nonzero(std::false_type{});
+  with_pack_format(format, [&](auto, auto, auto little, auto nonzero) {
+    pack_bit_rows<decltype(little)::value, decltype(nonzero)::value>(x, out, rows);
+  });
 }
 
 template <bool Little, bool Signed>
@@ -342,12 +339,9 @@ void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
 
 void unpack_avx2(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
   if (format.bits != 1 || rows.skip != 0) return unpack(format, x, out, rows);
-  const auto with_signed = [&](auto little) {
-    if (format.is_signed) return unpack_bit_rows<decltype(little)::value, true>(x, out, rows);
-    return unpack_bit_rows<decltype(little)::value, false>(x, out, rows);
-  };
-  if (format.little) return with_signed(std::true_type{});
-  return with_signed(std::false_type{});
+  with_unpack_format(format, [&](auto, auto little, auto is_signed) {
+    unpack_bit_rows<decltype(little)::value, decltype(is_signed)::value>(x, out, rows);
+  });
 }
 
 constinit const KernelTable kernel_table = [] {

@@ -233,12 +233,9 @@ void pack_bit_rows(const void* x, uint8_t* out, const PackRows& rows) {
 
 void pack_avx512(const PackFormat& format, const void* x, uint8_t* out, const PackRows& rows) {
   if (format.width != 1 || format.bits != 1) return pack(format, x, out, rows);
-  const auto with_nonzero = [&](auto little) {
-    if (format.nonzero) return pack_bit_rows<decltype(little)::value, true>(x, out, rows);
-    return pack_bit_rows<decltype(little)::value, false>(x, out, rows);
-  };
-  if (format.little) return with_nonzero(std::true_type{});
-  return with_nonzero(std::false_type{});
+  with_pack_format(format, [&](auto, auto, auto little, auto nonzero) {
+    pack_bit_rows<decltype(little)::value, decltype(nonzero)::value>(x, out, rows);
+  });
 }
 
 // 64 fields from the 8 bytes of `m`: a 1 bit gives `one` (1, or -1 when signed).
