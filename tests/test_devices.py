@@ -76,6 +76,26 @@ def test_the_switch_names_the_path_as_the_level(kernels):
     ]
 
 
+@pytest.mark.skipif(not _triton.available(), reason="Triton is not installed with this torch")
+def test_the_interpreted_kernels_run_where_triton_was_imported_compiled_first():
+    # A process that imported Triton before TORCHOPS_CPU_KERNELS=triton set TRITON_INTERPRET
+    # (one that compiled a graph first) has Triton's library compiled: its JITFunctions
+    # (tl.sum, tl.zeros, ...) cannot be called from an interpreted kernel, so the kernels
+    # use Triton's builtins alone. Every launcher's answers against the compiled levels'.
+    code = ("import torch, torchops\n"
+            "x = torch.arange(-8, 8, dtype=torch.int8).reshape(2, 8)\n"
+            "print(torchops.bitwise_left_shift(x, 3).tolist(), torchops.bitwise_right_shift(x, x).tolist(),\n"
+            "      torchops.bitwise_right_shift(x, 2, is_arithmetic=False).tolist(),\n"
+            "      torchops.signbit(x.float()).tolist(), torchops.bitwise_count(x).tolist(),\n"
+            "      torchops.packbits(x > 0).tolist(), torchops.unpackbits(torchops.packbits(x), bitorder='little').tolist(),\n"
+            "      torchops.pack(x, 4).tolist(), torchops.unpack(torchops.pack(x, 2), 2, signed=True).tolist())\n")
+    triton = run_python("import triton.language\n" + code, TORCHOPS_CPU_KERNELS="triton", TRITON_INTERPRET="0")
+    assert triton.returncode == 0, triton.stderr
+    compiled = run_python(code)
+    assert compiled.returncode == 0, compiled.stderr
+    assert triton.stdout == compiled.stdout
+
+
 @pytest.mark.parametrize("value", ["Composite", "", "cuda"])
 def test_a_value_that_is_not_a_choice_fails_the_import_naming_it(value):
     result = run_python("import torchops", TORCHOPS_CPU_KERNELS=value)

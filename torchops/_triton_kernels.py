@@ -180,29 +180,28 @@ def _offsets_along(idx, sizes, out_strides, x_strides, KEPT: tl.constexpr, NDIM:
 def _pack_kernel(out_ptr, x_ptr, n, x_step, numel, sizes, out_strides, x_strides,
                  BITS: tl.constexpr, PER_BYTE: tl.constexpr, NONZERO: tl.constexpr, LITTLE: tl.constexpr,
                  KEPT: tl.constexpr, NDIM: tl.constexpr, INDEX_64: tl.constexpr, BLOCK: tl.constexpr):
-    # One output byte per lane, from the PER_BYTE elements of its group, read as a tile:
+    # One output byte per lane, from the PER_BYTE elements of its group, one field at a time:
     # x_strides holds PER_BYTE * x_step along the packed dim (a group's first element),
     # x_step is the step to the next element of the group, n the dim's size in x.
     idx, mask = _indices(numel, INDEX_64, BLOCK)
     out_off, x_off, group = _offsets_along(idx, sizes, out_strides, x_strides, KEPT, NDIM)
-    k = tl.arange(0, PER_BYTE)
-    if INDEX_64:
-        k = k.to(tl.int64)
-    # Past the end of the dim (the last group's padding) the fields are 0.
-    present = mask[:, None] & (group[:, None] * PER_BYTE + k[None, :] < n)
-    e = tl.load(x_ptr + (x_off[:, None] + k[None, :] * x_step), mask=present, other=0)
-    if NONZERO:
-        field = (e != 0).to(tl.int32)
-    else:
-        # Two's complement low bits, of any width (bool and unsigned dtypes come as the
-        # signed integer of their width: the same bits).
-        field = (e & ((1 << BITS) - 1)).to(tl.int32)
-    if LITTLE:
-        shift = k.to(tl.int32) * BITS
-    else:
-        shift = (PER_BYTE - 1 - k.to(tl.int32)) * BITS
-    # The fields occupy disjoint bits: their sum is their or.
-    byte = tl.sum(field << shift[None, :], axis=1)
+    byte = tl.full([BLOCK], 0, tl.int32)
+    ptrs = x_ptr + x_off  # stepped by x_step: k * x_step could overflow 32 bits, a step cannot
+    for k in tl.static_range(PER_BYTE):
+        # Past the end of the dim (the last group's padding) the fields are 0.
+        present = mask & (group * PER_BYTE + k < n)
+        e = tl.load(ptrs, mask=present, other=0)
+        ptrs += x_step
+        if NONZERO:
+            field = (e != 0).to(tl.int32)
+        else:
+            # Two's complement low bits, of any width (bool and unsigned dtypes come as the
+            # signed integer of their width: the same bits).
+            field = (e & ((1 << BITS) - 1)).to(tl.int32)
+        if LITTLE:
+            byte |= field << (k * BITS)
+        else:
+            byte |= field << ((PER_BYTE - 1 - k) * BITS)
     tl.store(out_ptr + out_off, byte.to(tl.uint8), mask=mask)
 
 
@@ -365,9 +364,7 @@ def pack_compute(out, x, bits, dim, nonzero, little):
     x = x.view(_SIGNED_OF_WIDTH[x.itemsize])
     step = x.stride(dim)
     groups = out.shape[dim]
-    # A program packs `block` bytes from a tile of block * per_byte elements of x: compiled,
-    # tiles of 2 * BLOCK elements (BLOCK bytes of 8 int64 would hold too many registers).
-    block = INTERPRETED_BLOCK if out.device.type == "cpu" else 2 * BLOCK // per_byte
+    block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
     reach = _reach_besides(x, dim) + (groups * per_byte - 1) * step
     _launch_along(_pack_kernel, out, x, dim, per_byte * step, reach, block, (x.shape[dim], step),
                   BITS=bits, PER_BYTE=per_byte, NONZERO=bool(nonzero), LITTLE=bool(little))
