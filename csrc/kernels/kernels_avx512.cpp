@@ -194,8 +194,8 @@ void bitwise_count_avx512(int width, bool is_signed, const void* x, uint8_t* out
 // ---- Packing: 1-bit fields of bytes (packbits, pack(x, 1) of 8-bit dtypes, unpackbits) --
 // A mask register per 64 elements: vptestmb sets bit i for element i (nonzero, or its low
 // bit), which is the little bit order; the big one reverses each group of 8 bytes first.
-// Unpacking is the converse: 8 bytes are a mask, vmovdqu8 with it writes the fields. Every
-// other format is the portable loop's.
+// Unpacking is the converse: 8 bytes are a mask (field_mask_of), vmovdqu8 with it writes
+// the fields. Every other format is the portable loop's.
 
 // Each group of 8 bytes in reverse order (vpshufb indexes within 128-bit lanes).
 inline Vec reverse_each_8(Vec v) {
@@ -238,13 +238,23 @@ void pack_avx512(const PackFormat& format, const void* x, uint8_t* out, const Pa
   });
 }
 
-// 64 fields from the 8 bytes of `m`: a 1 bit gives `one` (1, or -1 when signed).
+// The mask of the 64 fields of the 8 bytes of `word`: bit 8b + k is field k of byte b. In
+// the little bit order that is the word itself; in the big one field k is bit 7 - k, which a
+// test of each lane's bit gives from the word spread over the lanes (lane 8b + k takes byte
+// b: vpshufb indexes within 128-bit lanes, each of which holds the word). Reversing each 8
+// fields afterwards measured 1.4x this one's time at 16M, reversing the word's bits with
+// scalar instructions 2x.
 template <bool Little>
-inline Vec fields_of(uint64_t m, Vec one) {
-  const Vec v = _mm512_maskz_mov_epi8(m, one);
-  return Little ? v : reverse_each_8(v);
+inline __mmask64 field_mask_of(int64_t word) {
+  if constexpr (Little) return static_cast<__mmask64>(word);
+  const Vec byte_of_lane = _mm512_set_epi64(0x0707070707070707LL, 0x0606060606060606LL, 0x0505050505050505LL,
+                                            0x0404040404040404LL, 0x0303030303030303LL, 0x0202020202020202LL,
+                                            0x0101010101010101LL, 0);
+  const Vec bit_of_lane = _mm512_set1_epi64(0x0102040810204080LL);
+  return _mm512_test_epi8_mask(_mm512_shuffle_epi8(_mm512_set1_epi64(word), byte_of_lane), bit_of_lane);
 }
 
+// The fields of each row's bytes: `one` (1, or -1 when signed) where a bit is set, else 0.
 template <bool Little>
 void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows, Vec one) {
   const int64_t fields = rows.fields;
@@ -253,14 +263,15 @@ void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows, Vec
     char* o = reinterpret_cast<char*>(out + r * rows.out_stride);
     int64_t f = 0;
     for (; f + 64 <= fields; f += 64) {
-      uint64_t m;
-      std::memcpy(&m, a + f / 8, 8);
-      store(o + f, fields_of<Little>(m, one));
+      int64_t word;
+      std::memcpy(&word, a + f / 8, 8);
+      store(o + f, _mm512_maskz_mov_epi8(field_mask_of<Little>(word), one));
     }
     if (f < fields) {  // the tail: only its bytes read, only its fields written
-      uint64_t m = 0;
-      std::memcpy(&m, a + f / 8, static_cast<size_t>((fields - f + 7) / 8));
-      _mm512_mask_storeu_epi8(o + f, (uint64_t{1} << (fields - f)) - 1, fields_of<Little>(m, one));
+      int64_t word = 0;
+      std::memcpy(&word, a + f / 8, static_cast<size_t>((fields - f + 7) / 8));
+      _mm512_mask_storeu_epi8(o + f, (uint64_t{1} << (fields - f)) - 1,
+                              _mm512_maskz_mov_epi8(field_mask_of<Little>(word), one));
     }
   }
 }
