@@ -269,9 +269,14 @@ def _device_of(out):
     return torch.get_device_module(out.device).device(out.device)
 
 
+def _block_for(out):
+    """A program's elements of out: more under the interpreter (see INTERPRETED_BLOCK)."""
+    return INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
+
+
 def _launch(kernel, out, tensors, scalars, **constexprs):
     """Runs `kernel` over out's elements; `tensors` (out first) are already of out's shape."""
-    block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
+    block = _block_for(out)
     sizes, strides, index_64, _ = _plan(out.shape, [t.stride() for t in tensors], block)
     grid = (triton.cdiv(out.numel(), block),)
     with _device_of(out):
@@ -333,10 +338,11 @@ def bitwise_count_compute(out, x):
 _SIGNED_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def _launch_along(kernel, out, x, dim, x_along, reach, block, scalars, **constexprs):
+def _launch_along(kernel, out, x, dim, x_along, reach, scalars, **constexprs):
     """Runs `kernel` over out's elements, dim `dim` kept apart (see _plan): x is of out's shape
     but along `dim`, where its plan stride is `x_along`, and `reach` is the largest offset in x
     the kernel computes (masked lanes included), for the choice of 64-bit offsets."""
+    block = _block_for(out)
     x_strides = list(x.stride())
     x_strides[dim] = x_along
     sizes, strides, index_64, kept = _plan(out.shape, [out.stride(), x_strides], block, keep=dim)
@@ -364,9 +370,8 @@ def pack_compute(out, x, bits, dim, nonzero, little):
     x = x.view(_SIGNED_OF_WIDTH[x.itemsize])
     step = x.stride(dim)
     groups = out.shape[dim]
-    block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
     reach = _reach_besides(x, dim) + (groups * per_byte - 1) * step
-    _launch_along(_pack_kernel, out, x, dim, per_byte * step, reach, block, (x.shape[dim], step),
+    _launch_along(_pack_kernel, out, x, dim, per_byte * step, reach, (x.shape[dim], step),
                   BITS=bits, PER_BYTE=per_byte, NONZERO=bool(nonzero), LITTLE=bool(little))
 
 
@@ -380,6 +385,5 @@ def unpack_compute(out, x, bits, dim, little, signed):
     per_byte = 8 // bits
     step = x.stride(dim)
     reach = _reach_besides(x, dim) + (out.shape[dim] - 1) // per_byte * step
-    block = INTERPRETED_BLOCK if out.device.type == "cpu" else BLOCK
-    _launch_along(_unpack_kernel, out, x, dim, 0, reach, block, (x.shape[dim], step),
+    _launch_along(_unpack_kernel, out, x, dim, 0, reach, (x.shape[dim], step),
                   BITS=bits, PER_BYTE=per_byte, LITTLE=bool(little), SIGNED=bool(signed))
