@@ -150,21 +150,11 @@ main() {
     # torch's requirements but its GPU packages (CUDA's, which the stand-ins below replace,
     # and Triton, which only GPU code uses); requirements-dev.txt's tools but ninja (the
     # build runs the host's) and the ONNX ones (not in the emulated selections).
-    torch_requirements=$(python3 - "$env/site" <<'EOF'
-import sys
-from importlib.metadata import distributions
-gpu = ("cuda-", "nvidia-", "triton")
-torch = next(d for d in distributions(path=[sys.argv[1]]) if d.metadata["Name"] == "torch")
-for requirement in torch.requires or []:
-    name = requirement.split(";")[0].strip()
-    if "extra ==" not in requirement and not name.startswith(gpu):
-        print(name)
-EOF
-    )
+    torch_requirements=$(python3 scripts/cuda_stand_ins.py --requirements "$env/site" | grep -v '^triton')
     tools=$(sed -n '/^# onnx/q; /^[a-z]/p' requirements-dev.txt | grep -v '^ninja=')
     "${target[@]}" --upgrade $torch_requirements $tools
     python3 scripts/cuda_stand_ins.py "$env/site/torch" "$sysroot/usr/lib/aarch64-linux-gnu:$sysroot/lib/aarch64-linux-gnu" \
-      "$env/cuda" >/dev/null
+      "$env/cuda" aarch64-linux-gnu-gcc >/dev/null
   fi
 
   # The C++ compiler of the emulated machine (torch.compile's generated code, the build):

@@ -1,31 +1,42 @@
-"""Stand-ins for the CUDA libraries an aarch64 torch wheel links, so that torch imports under
-emulation without its CUDA packages (scripts/aarch64.sh; docs/reliability.md#aarch64).
+"""torch without its CUDA packages: stand-ins for the CUDA libraries a CUDA build of torch
+links, so that it imports without them (scripts/aarch64.sh, and scripts/run.sh when
+TORCHOPS_CUDA_LIBRARIES=stand-ins; docs/reliability.md#aarch64).
 
-PyPI's aarch64 torch is a CUDA build: libtorch_cuda.so and its kin name libcudart.so.13,
+PyPI's torch for Linux is a CUDA build: libtorch_cuda.so and its kin name libcudart.so.13,
 libcublas.so.13, libnccl.so.2 and more as needed libraries, and the dynamic loader binds
-every symbol when `import torch` loads them. Those packages weigh gigabytes, and some of the
-pinned releases are not on every index for aarch64. torchops runs on the CPU, so each
-stand-in only has to satisfy the loader: it carries the soname, the symbol versions and
-the symbols that torch's libraries take from it, read off the wheel with readelf.
+every symbol when `import torch` loads them. Those packages weigh 3 GB in each environment,
+and some of the pinned releases are not on every index for aarch64. torchops runs on the
+CPU, so each stand-in only has to satisfy the loader: it carries the soname, the symbol
+versions and the symbols that torch's libraries take from it, read off the wheel with
+readelf.
 
 Every function returns 100, which is cudaErrorNoDevice and CUDA_ERROR_NO_DEVICE: what the
 real libraries answer on a machine without a GPU (torch.cuda.is_available() is then False).
 The calls made while the libraries load, which register torch's GPU kernels, ignore it.
+On a machine with a GPU, torch with stand-ins sees none.
 
-Usage: cuda_stand_ins.py TORCH_PACKAGE SYSTEM_LIB_DIRS OUT_DIR
-  TORCH_PACKAGE    the installed torch/ folder
-  SYSTEM_LIB_DIRS  the emulated system's library folders, colon-separated (their libraries
-                   are real, not stood in for)
-  OUT_DIR          where the stand-ins go (put it on the emulated LD_LIBRARY_PATH)
+Usage:
+  cuda_stand_ins.py TORCH_PACKAGE SYSTEM_LIB_DIRS OUT_DIR [COMPILER]
+    TORCH_PACKAGE    the installed torch/ folder
+    SYSTEM_LIB_DIRS  the system's library folders, colon-separated (their libraries are
+                     real, not stood in for)
+    OUT_DIR          where the stand-ins go: on the library path, or torch's lib/ folder
+                     (its libraries' run path has $ORIGIN)
+    COMPILER         the C compiler for the machine torch runs on (default: gcc)
+  cuda_stand_ins.py --requirements SITE
+    prints the requirements of the torch installed in SITE but CUDA's packages, one a
+    line (Triton's among them: it runs without them)
 """
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from importlib.metadata import distributions
 
-COMPILER = "aarch64-linux-gnu-gcc"
 NO_DEVICE = 100
+# The packages torch requires for its CUDA libraries (and CUDA's Python bindings).
+CUDA_PACKAGES = ("cuda-", "nvidia-")
 # Libraries whose symbols the loader finds for unversioned references: the C and C++ runtimes.
 SYSTEM_SYMBOL_SOURCES = ["libc.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libm.so.6"]
 
@@ -96,7 +107,7 @@ def stand_ins(torch_package, system_lib_dirs):
     return wanted
 
 
-def build(soname, by_version, out_dir, scratch):
+def build(soname, by_version, out_dir, scratch, compiler):
     symbols = {}
     for names in by_version.values():
         symbols.update(names)
@@ -111,7 +122,7 @@ def build(soname, by_version, out_dir, scratch):
     c_file = os.path.join(scratch, soname + ".c")
     with open(c_file, "w") as f:
         f.write("\n".join(source) + "\n")
-    command = [COMPILER, "-shared", "-fPIC", "-O1", "-o", os.path.join(out_dir, soname), c_file,
+    command = [compiler, "-shared", "-fPIC", "-O1", "-o", os.path.join(out_dir, soname), c_file,
                "-Wl,-soname," + soname]
     versions = [version for version in by_version if version is not None]
     if versions:
@@ -125,12 +136,24 @@ def build(soname, by_version, out_dir, scratch):
     subprocess.run(command, check=True)
 
 
+def requirements_without_cuda(site):
+    torch = next(d for d in distributions(path=[site]) if d.metadata["Name"] == "torch")
+    for requirement in torch.requires or []:
+        name = requirement.split(";")[0].strip()
+        if "extra ==" not in requirement and not name.startswith(CUDA_PACKAGES):
+            yield name
+
+
 def main():
+    if sys.argv[1] == "--requirements":
+        print("\n".join(requirements_without_cuda(sys.argv[2])))
+        return
     torch_package, system_lib_dirs, out_dir = sys.argv[1], sys.argv[2].split(":"), sys.argv[3]
+    compiler = sys.argv[4] if len(sys.argv) > 4 else "gcc"
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         for soname, by_version in sorted(stand_ins(torch_package, system_lib_dirs).items()):
-            build(soname, by_version, out_dir, scratch)
+            build(soname, by_version, out_dir, scratch, compiler)
             print(f"cuda_stand_ins.py: {soname} ({sum(map(len, by_version.values()))} symbols)")
 
 

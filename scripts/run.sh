@@ -5,6 +5,7 @@
 #   demo            the specifications' worked examples through the ops, then the quick benchmark (the default)
 #   test [ARGS]     the whole test suite; ARGS go to pytest
 #   setup           only the set-up (the environment and the build)
+#   remove          delete the environment (CI frees the disk of each it is done with)
 # Which torch and which Python:
 #   TORCHOPS_TORCH=2.15          a release of requirements-torch.txt (default: its first line)
 #   TORCHOPS_PYTHON=3.12         the Python to make the environment with: a version (python3.12
@@ -15,6 +16,10 @@
 # run from inside that folder, so that no process of theirs finds the checkout's torchops/
 # (built for the default torch) on sys.path before the installed one.
 # TORCHOPS_VENV names the environment's folder instead.
+# TORCHOPS_CUDA_LIBRARIES=stand-ins: a CUDA build of torch without CUDA's packages (3 GB of
+# each such environment), with stand-ins for its libraries that answer "no device"
+# (scripts/cuda_stand_ins.py): for a machine without a GPU that keeps several environments,
+# as CI does. The default, "packages", installs torch as a user does.
 # (All in one function: bash reads it whole before running it, so editing this file
 # cannot change a run already under way.)
 set -euo pipefail
@@ -24,8 +29,13 @@ main() {
   job=${1:-demo}
   shift || true
   case "$job" in
-    demo | test | setup) ;;
-    *) echo "usage: scripts/run.sh [demo|test [pytest args]|setup]" >&2; exit 2 ;;
+    demo | test | setup | remove) ;;
+    *) echo "usage: scripts/run.sh [demo|test [pytest args]|setup|remove]" >&2; exit 2 ;;
+  esac
+  cuda_libraries=${TORCHOPS_CUDA_LIBRARIES:-packages}
+  case "$cuda_libraries" in
+    packages | stand-ins) ;;
+    *) echo "run.sh: TORCHOPS_CUDA_LIBRARIES=$cuda_libraries: neither packages nor stand-ins" >&2; exit 2 ;;
   esac
 
   pins=$(grep '^torch==' requirements-torch.txt)
@@ -68,6 +78,11 @@ main() {
     editable=no
   fi
   venv=${TORCHOPS_VENV:-$default_venv}
+  if [ "$job" = remove ]; then
+    echo "Removing $venv..."
+    rm -rf "$venv"
+    return
+  fi
   if [ ! -x "$venv/bin/python" ]; then
     echo "Making $venv (torch $torch_version, Python $python_version)..."
     "$interpreter" -m venv "$venv"
@@ -76,7 +91,19 @@ main() {
   python=$venv/bin/python
   # torch pinned beside the tools, in one resolve: pip never picks a torch of its own (an
   # unpinned one would pull a multi-GB CUDA build).
-  "$python" -m pip install --quiet --disable-pip-version-check "$pin" -r requirements-dev.txt
+  if [ "$cuda_libraries" = packages ]; then
+    "$python" -m pip install --quiet --disable-pip-version-check "$pin" -r requirements-dev.txt
+  else
+    # torch alone, then its other requirements with the tools (a resolve that saw torch's
+    # requirements would take CUDA's packages), then the stand-ins in torch's lib/ folder,
+    # which its libraries' run path names ($ORIGIN). A CPU build needs none: none are made.
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$pin"
+    site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    "$python" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts \
+      $("$python" scripts/cuda_stand_ins.py --requirements "$site") -r requirements-dev.txt
+    multiarch=$(gcc -print-multiarch)
+    "$python" scripts/cuda_stand_ins.py "$site/torch" "/usr/lib/$multiarch:/lib/$multiarch" "$site/torch/lib" >/dev/null
+  fi
 
   # Rebuild when either extension (the operator library _C, the Python binding _binding) is
   # missing or older than a source; an installed (not editable) package also when any of its
