@@ -299,6 +299,16 @@ void pack_bit_rows(const void* x, uint8_t* out, const PackRows& rows) {
     const char* a = static_cast<const char*>(x) + r * rows.x_stride;
     uint8_t* o = out + r * rows.out_stride;
     int64_t i = 0;
+    // 128 elements an iteration, their four masks stored as two words: a vector an iteration
+    // ran at 55-74 GB/s, in cache as from memory.
+    for (; i + 128 <= n; i += 128) {
+      const uint64_t low = field_mask<Little, Nonzero>(load(a + i)) |
+                           uint64_t{field_mask<Little, Nonzero>(load(a + i + 32))} << 32;
+      const uint64_t high = field_mask<Little, Nonzero>(load(a + i + 64)) |
+                            uint64_t{field_mask<Little, Nonzero>(load(a + i + 96))} << 32;
+      std::memcpy(o + i / 8, &low, 8);
+      std::memcpy(o + i / 8 + 8, &high, 8);
+    }
     for (; i + 32 <= n; i += 32) {
       const uint32_t m = field_mask<Little, Nonzero>(load(a + i));
       std::memcpy(o + i / 8, &m, 4);
@@ -314,11 +324,23 @@ void pack_avx2(const PackFormat& format, const void* x, uint8_t* out, const Pack
   });
 }
 
+// The fields of 4 bytes, each spread over 8 lanes: 1 (-1 when Signed) in each lane whose bit
+// (its lane of `bit`) is set in its byte, else 0.
+template <bool Signed>
+inline Vec fields_of(Vec spread_bytes, Vec bit) {
+  const Vec set_bits = _mm256_and_si256(spread_bytes, bit);
+  if constexpr (Signed) return _mm256_cmpeq_epi8(set_bits, bit);
+  return _mm256_min_epu8(set_bits, _mm256_set1_epi8(1));
+}
+
 template <bool Little, bool Signed>
 void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
-  // Lane j of each 8 tests bit j (Little) or 7 - j of the byte spread over them.
+  // Lane j of each 8 tests bit j (Little) or 7 - j of the byte spread over them. `spread`
+  // puts byte k of 4 in lanes 8k to 8k + 7, and adding 4 to it takes the next 4 bytes
+  // (vpshufb indexes within each 128-bit lane, and each lane holds the bytes).
   const Vec spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3,
                                       3, 3, 3, 3, 3);
+  const Vec four = _mm256_set1_epi8(4);
   const Vec bit = Little ? _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL))
                          : _mm256_set1_epi64x(static_cast<int64_t>(0x0102040810204080ULL));
   const int64_t fields = rows.fields;
@@ -326,12 +348,20 @@ void unpack_bit_rows(const uint8_t* x, uint8_t* out, const UnpackRows& rows) {
     const uint8_t* a = x + r * rows.x_stride;
     char* o = reinterpret_cast<char*>(out + r * rows.out_stride);
     int64_t f = 0;
+    // 128 fields an iteration from 16 bytes loaded once into both 128-bit lanes (a vector an
+    // iteration from a 4-byte word broadcast from a general register ran at 51-77% of the
+    // bandwidth reference: a copy of the output's bytes).
+    for (; f + 128 <= fields; f += 128) {
+      const Vec bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + f / 8)));
+      Vec index = spread;
+      for (int k = 0; k < 4; ++k, index = _mm256_add_epi8(index, four)) {
+        store(o + f + 32 * k, fields_of<Signed>(_mm256_shuffle_epi8(bytes, index), bit));
+      }
+    }
     for (; f + 32 <= fields; f += 32) {
       uint32_t word;
       std::memcpy(&word, a + f / 8, 4);
-      const Vec spread_bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(word)), spread);
-      const Vec set = _mm256_cmpeq_epi8(_mm256_and_si256(spread_bytes, bit), bit);  // -1 where the bit is 1
-      store(o + f, Signed ? set : _mm256_and_si256(set, _mm256_set1_epi8(1)));
+      store(o + f, fields_of<Signed>(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(word)), spread), bit));
     }
     unpack_rows<1, Little, Signed>(a + f / 8, out + r * rows.out_stride + f, UnpackRows{fields - f, 0, 1, 0, 0});
   }
