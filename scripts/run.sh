@@ -98,7 +98,7 @@ main() {
     # requirements would take CUDA's packages), then the stand-ins in torch's lib/ folder,
     # which its libraries' run path names ($ORIGIN). A CPU build needs none: none are made.
     "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$pin"
-    site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
     "$python" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts \
       $("$python" scripts/cuda_stand_ins.py --requirements "$site") -r requirements-dev.txt
     multiarch=$(gcc -print-multiarch)
