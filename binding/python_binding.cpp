@@ -9,7 +9,7 @@
 // exactly equivalent to the typed API in torchops/ops.py: every tensor a plain torch.Tensor
 // (no subclass, so no __torch_function__), no TorchFunctionMode active, and arguments of
 // the common kinds (a tensor or Python int count, a Python int or None for an int argument,
-// a str, a bool). Every other call (a subclass such as DTensor, a mode, a NumPy bool or
+// a str, a bool, a tuple or list of two out tensors). Every other call (a subclass such as DTensor, a mode, a NumPy bool or
 // integer, a Python-int x, any wrong argument) goes, as it is, to that Python function: its
 // twin, which reaches the op through torch.ops and owns every argument check and message of
 // the typed API.
@@ -32,6 +32,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -318,6 +319,103 @@ PyObject* unpack(const Slots& args) {
   return packing(args[0], args[6], op::unpack(), op::unpack_out(), bits, dim, count, bitorder, is_signed);
 }
 
+// hamming_distance(x1, x2, out=None): x1 and x2 plain tensors and out absent, None or a plain
+// tensor, else the twin's.
+PyObject* hamming_distance(const Slots& args) {
+  PyObject* const x1 = args[0];
+  PyObject* const x2 = args[1];
+  PyObject* const out = args[2];
+  if (!plain_tensor(x1) || !plain_tensor(x2) || !(absent_or_none(out) || plain_tensor(out))) return kTwin;
+  HANDLE_TH_ERRORS
+  if (!absent_or_none(out)) {
+    {
+      ReleasedGil released;
+      op::hamming_distance_out().call(THPVariable_Unpack(x1), THPVariable_Unpack(x2),
+                                      op::writable(THPVariable_Unpack(out)));
+    }
+    return new_reference(out);
+  }
+  at::Tensor result;
+  {
+    ReleasedGil released;
+    result = op::hamming_distance().call(THPVariable_Unpack(x1), THPVariable_Unpack(x2));
+  }
+  return THPVariable_Wrap(std::move(result));
+  END_HANDLE_TH_ERRORS
+}
+
+// Set by _connect: hamming_topk's result type, torchops/_twins.py's HammingTopk (a named tuple).
+PyObject* hamming_topk_type = nullptr;
+
+// A HammingTopk of two new references, which it takes (nullptr, an error set, if either is
+// nullptr). Made as tuple.__new__(HammingTopk, (values, indices)) makes it, in C: the named
+// tuple's own __new__ does that in Python code.
+PyObject* hamming_topk_result(PyObject* values, PyObject* indices) {
+  if (values == nullptr || indices == nullptr) {
+    Py_XDECREF(values);
+    Py_XDECREF(indices);
+    return nullptr;
+  }
+  PyObject* const pair = PyTuple_New(2);
+  if (pair == nullptr) {
+    Py_DECREF(values);
+    Py_DECREF(indices);
+    return nullptr;
+  }
+  PyTuple_SET_ITEM(pair, 0, values);
+  PyTuple_SET_ITEM(pair, 1, indices);
+  PyObject* const args = PyTuple_Pack(1, pair);
+  Py_DECREF(pair);
+  if (args == nullptr) return nullptr;
+  PyObject* const result = PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(hamming_topk_type), args, nullptr);
+  Py_DECREF(args);
+  return result;
+}
+
+// hamming_topk(queries, database, k, out=None): queries and database plain tensors, k a
+// Python int that fits int64_t, out absent, None or a tuple or list of two plain tensors
+// (torch.topk's out=: values, indices), else the twin's. The result is a HammingTopk, of the
+// outs themselves for out=.
+PyObject* hamming_topk(const Slots& args) {
+  PyObject* const queries = args[0];
+  PyObject* const database = args[1];
+  PyObject* const out = args[3];
+  int64_t k = 0;
+  if (!plain_tensor(queries) || !plain_tensor(database) || !int_arg(args[2], &k, 0)) return kTwin;
+  PyObject* values = nullptr;
+  PyObject* indices = nullptr;
+  if (!absent_or_none(out)) {
+    if (!(PyTuple_CheckExact(out) || PyList_CheckExact(out)) || PySequence_Fast_GET_SIZE(out) != 2) return kTwin;
+    values = PySequence_Fast_GET_ITEM(out, 0);
+    indices = PySequence_Fast_GET_ITEM(out, 1);
+    if (!plain_tensor(values) || !plain_tensor(indices)) return kTwin;
+  }
+  HANDLE_TH_ERRORS
+  if (values != nullptr) {
+    // New references before the call: a list's items could change while the GIL is released.
+    Py_INCREF(values);
+    Py_INCREF(indices);
+    try {
+      ReleasedGil released;
+      op::hamming_topk_out().call(THPVariable_Unpack(queries), THPVariable_Unpack(database), k,
+                                  op::writable(THPVariable_Unpack(values)), op::writable(THPVariable_Unpack(indices)));
+    } catch (...) {
+      Py_DECREF(values);
+      Py_DECREF(indices);
+      throw;
+    }
+    return hamming_topk_result(values, indices);
+  }
+  std::tuple<at::Tensor, at::Tensor> result;
+  {
+    ReleasedGil released;
+    result = op::hamming_topk().call(THPVariable_Unpack(queries), THPVariable_Unpack(database), k);
+  }
+  return hamming_topk_result(THPVariable_Wrap(std::move(std::get<0>(result))),
+                             THPVariable_Wrap(std::move(std::get<1>(result))));
+  END_HANDLE_TH_ERRORS
+}
+
 // Set by _connect: torchops/_twins.py's say_as(called, error), the one rule for saying an
 // op's error as the function the user called.
 PyObject* say_as_function = nullptr;
@@ -366,6 +464,8 @@ Function functions[] = {
      {{"x"}, {"bits"}, {"dim", "-1"}, {"count", "None"}, {"bitorder", "'big'"}, {"signed", "False"}, {"out", "None"}},
      7,
      &unpack},
+    {"hamming_distance", {{"x1"}, {"x2"}, {"out", "None"}}, 3, &hamming_distance},
+    {"hamming_topk", {{"queries"}, {"database"}, {"k"}, {"out", "None"}}, 4, &hamming_topk},
 };
 
 // Fills `slots` from a vectorcall; false if the call does not fit the signature plainly
@@ -429,17 +529,21 @@ std::string text_signature(const Function& function) {
   return text + ")\n--\n\n";
 }
 
-// _connect(twins: dict[str, function], say_as) -> dict[str, builtin function]: pairs every
-// compiled function with its twin, keeps say_as for the op's errors, and makes each a
-// builtin function with the signature as its docstring
+// _connect(twins: dict[str, function], say_as, hamming_topk_type) -> dict[str, builtin
+// function]: pairs every compiled function with its twin, keeps say_as for the op's errors
+// and the named tuple hamming_topk returns, and makes each a builtin function with the
+// signature as its docstring
 // (CPython's form, which inspect.signature reads: the typed API's functions carry the docs).
 PyObject* connect(PyObject* /*module*/, PyObject* args) {
   PyObject* twins = nullptr;
   PyObject* saying = nullptr;
-  if (!PyArg_ParseTuple(args, "OO:_connect", &twins, &saying)) return nullptr;
-  if (!PyDict_Check(twins) || !PyCallable_Check(saying)) {
+  PyObject* topk_type = nullptr;
+  if (!PyArg_ParseTuple(args, "OOO:_connect", &twins, &saying, &topk_type)) return nullptr;
+  if (!PyDict_Check(twins) || !PyCallable_Check(saying) || !PyType_Check(topk_type) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(topk_type), &PyTuple_Type)) {
     PyErr_SetString(PyExc_TypeError,
-                    "torchops._binding._connect: expected a dict of the typed API's functions and say_as");
+                    "torchops._binding._connect: expected a dict of the typed API's functions, say_as and "
+                    "hamming_topk's result type (a tuple subclass)");
     return nullptr;
   }
   if (PyDict_Size(twins) != kFunctionCount) {
@@ -449,6 +553,7 @@ PyObject* connect(PyObject* /*module*/, PyObject* args) {
   }
   const auto compiled_functions = make_compiled_functions(std::make_integer_sequence<int, kFunctionCount>{});
   Py_XSETREF(say_as_function, Py_NewRef(saying));
+  Py_XSETREF(hamming_topk_type, Py_NewRef(topk_type));
   PyObject* result = PyDict_New();
   if (result == nullptr) return nullptr;
   for (int i = 0; i < kFunctionCount; ++i) {

@@ -87,6 +87,25 @@ const at::Tensor& unpack_out(const at::Tensor& out, const at::Tensor& x, int64_t
   return op::unpack_out().call(x, bits, dim, count, bitorder, is_signed, op::writable(out));
 }
 
+at::Tensor hamming_distance(const at::Tensor& x1, const at::Tensor& x2) {
+  return op::hamming_distance().call(x1, x2);
+}
+
+const at::Tensor& hamming_distance_out(const at::Tensor& out, const at::Tensor& x1, const at::Tensor& x2) {
+  return op::hamming_distance_out().call(x1, x2, op::writable(out));
+}
+
+std::tuple<at::Tensor, at::Tensor> hamming_topk(const at::Tensor& queries, const at::Tensor& database, int64_t k) {
+  return op::hamming_topk().call(queries, database, k);
+}
+
+std::tuple<const at::Tensor&, const at::Tensor&> hamming_topk_out(const at::Tensor& values, const at::Tensor& indices,
+                                                                  const at::Tensor& queries,
+                                                                  const at::Tensor& database, int64_t k) {
+  op::hamming_topk_out().call(queries, database, k, op::writable(values), op::writable(indices));
+  return {values, indices};
+}
+
 }  // namespace torchops
 
 #pragma GCC diagnostic pop

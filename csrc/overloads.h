@@ -15,6 +15,7 @@
 #include <c10/core/Scalar.h>
 
 #include <optional>
+#include <tuple>
 
 namespace torchops::op {
 
@@ -45,6 +46,14 @@ using Unpack = at::Tensor(const at::Tensor& x, int64_t bits, std::optional<int64
 using UnpackOut = at::Tensor&(const at::Tensor& x, int64_t bits, std::optional<int64_t> dim,
                               std::optional<int64_t> count, c10::string_view bitorder, bool is_signed,
                               at::Tensor& out);
+
+// The search ops (csrc/ops/hamming.cpp): codes of B bytes, one a row, compared bit by bit.
+using HammingDistance = at::Tensor(const at::Tensor& x1, const at::Tensor& x2);
+using HammingDistanceOut = at::Tensor&(const at::Tensor& x1, const at::Tensor& x2, at::Tensor& out);
+using HammingTopk = std::tuple<at::Tensor, at::Tensor>(const at::Tensor& queries, const at::Tensor& database,
+                                                       int64_t k);
+using HammingTopkOut = std::tuple<at::Tensor&, at::Tensor&>(const at::Tensor& queries, const at::Tensor& database,
+                                                            int64_t k, at::Tensor& values, at::Tensor& indices);
 
 namespace detail {
 template <class Signature>
@@ -112,9 +121,24 @@ enum class Kind { functional, out, inplace };
     "unpack.out(Tensor x, int bits, int? dim=-1, int? count=None, str bitorder=\"big\", bool signed=False, *, "     \
     "Tensor(a!) out) -> Tensor(a!)")
 
+// The search ops (csrc/ops/hamming.cpp): Hamming distances between rows of packed codes, a
+// matrix of them (torch.cdist's shape) or the k nearest of a database to each query
+// (torch.topk's results: values, then indices), neither pointwise.
+#define TORCHOPS_FOR_EACH_SEARCH_OVERLOAD(X)                                                                    \
+  X(hamming_distance, HammingDistance, functional, "hamming_distance", "",                                      \
+    "hamming_distance(Tensor x1, Tensor x2) -> Tensor")                                                         \
+  X(hamming_distance_out, HammingDistanceOut, out, "hamming_distance", "out",                                   \
+    "hamming_distance.out(Tensor x1, Tensor x2, *, Tensor(a!) out) -> Tensor(a!)")                              \
+  X(hamming_topk, HammingTopk, functional, "hamming_topk", "",                                                  \
+    "hamming_topk(Tensor queries, Tensor database, SymInt k) -> (Tensor values, Tensor indices)")               \
+  X(hamming_topk_out, HammingTopkOut, out, "hamming_topk", "out",                                               \
+    "hamming_topk.out(Tensor queries, Tensor database, SymInt k, *, Tensor(a!) values, Tensor(b!) indices) -> " \
+    "(Tensor(a!) values, Tensor(b!) indices)")
+
 #define TORCHOPS_FOR_EACH_OVERLOAD(X)    \
   TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD(X) \
-  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(X)
+  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(X)   \
+  TORCHOPS_FOR_EACH_SEARCH_OVERLOAD(X)
 
 // The compute ops behind the device-generic entries (csrc/ops/composite.h), private ops:
 // each writes an `out` that the entry has checked and allocated (of the result's dtype and
@@ -133,6 +157,12 @@ using UnaryCompute = void(at::Tensor& out, const at::Tensor& x);  // csrc/ops/un
 using PackCompute = void(at::Tensor& out, const at::Tensor& x, int64_t bits, int64_t dim, bool nonzero, bool little);
 using UnpackCompute = void(at::Tensor& out, const at::Tensor& x, int64_t bits, int64_t dim, bool little,
                            bool is_signed);
+// The search ops': codes of B bytes, uint8 or int8. hamming_distance's x1 (..., M, B) and x2
+// (..., N, B) of out's batch shape (expanded) into out (..., M, N); hamming_topk's queries
+// (Q, B) and database (N, B), 1 <= k <= N, into values (Q, k) and indices (Q, k).
+using HammingDistanceCompute = void(at::Tensor& out, const at::Tensor& x1, const at::Tensor& x2);
+using HammingTopkCompute = void(at::Tensor& values, at::Tensor& indices, const at::Tensor& queries,
+                                const at::Tensor& database, int64_t k);
 #define TORCHOPS_FOR_EACH_COMPUTE(X)                                               \
   X(bitshift_compute, BitshiftCompute, "_bitshift_compute",                        \
     "_bitshift_compute(Tensor(a!) out, Tensor x, Tensor y, int op) -> ()")         \
@@ -142,7 +172,11 @@ using UnpackCompute = void(at::Tensor& out, const at::Tensor& x, int64_t bits, i
   X(pack_compute, PackCompute, "_pack_compute",                                    \
     "_pack_compute(Tensor(a!) out, Tensor x, int bits, int dim, bool nonzero, bool little) -> ()") \
   X(unpack_compute, UnpackCompute, "_unpack_compute",                              \
-    "_unpack_compute(Tensor(a!) out, Tensor x, int bits, int dim, bool little, bool signed) -> ()")
+    "_unpack_compute(Tensor(a!) out, Tensor x, int bits, int dim, bool little, bool signed) -> ()") \
+  X(hamming_distance_compute, HammingDistanceCompute, "_hamming_distance_compute", \
+    "_hamming_distance_compute(Tensor(a!) out, Tensor x1, Tensor x2) -> ()")       \
+  X(hamming_topk_compute, HammingTopkCompute, "_hamming_topk_compute",             \
+    "_hamming_topk_compute(Tensor(a!) values, Tensor(b!) indices, Tensor queries, Tensor database, int k) -> ()")
 
 // "bitshift.Scalar_out", or "bitshift" for the default overload: the name m.impl takes.
 #define TORCHOPS_OVERLOAD_NAME(name, overload) (*overload ? name "." overload : name)

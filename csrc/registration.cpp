@@ -16,7 +16,7 @@ namespace {
 
 // Every op follows PyTorch 2's rules for custom ops (pt2_compliant); the pointwise ones say
 // so (torch.Tag.pointwise: Inductor and DTensor may treat them as elementwise), the packing
-// ones, which change a dim's size, do not; a writing overload says which kind of write it
+// ones, which change a dim's size, and the search ones, which reduce over codes, do not; a writing overload says which kind of write it
 // makes (csrc/overloads.h's Kind).
 std::vector<at::Tag> tags_of(torchops::op::Kind kind, bool pointwise) {
   std::vector<at::Tag> tags = {at::Tag::pt2_compliant_tag};
@@ -40,13 +40,14 @@ TORCH_LIBRARY(torchops, m) {
   }
   TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD(TORCHOPS_DEFINE_POINTWISE)
 #undef TORCHOPS_DEFINE_POINTWISE
-#define TORCHOPS_DEFINE_PACKING(function, Signature, kind, name, overload, schema)            \
+#define TORCHOPS_DEFINE_NOT_POINTWISE(function, Signature, kind, name, overload, schema)      \
   {                                                                                           \
     const std::vector<at::Tag> tags = tags_of(torchops::op::Kind::kind, /*pointwise=*/false); \
     m.def(schema, tags);                                                                      \
   }
-  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(TORCHOPS_DEFINE_PACKING)
-#undef TORCHOPS_DEFINE_PACKING
+  TORCHOPS_FOR_EACH_PACKING_OVERLOAD(TORCHOPS_DEFINE_NOT_POINTWISE)
+  TORCHOPS_FOR_EACH_SEARCH_OVERLOAD(TORCHOPS_DEFINE_NOT_POINTWISE)
+#undef TORCHOPS_DEFINE_NOT_POINTWISE
 
   // The compute ops of the device-generic kernels (csrc/ops/composite.cpp); private,
   // untagged: only those kernels call them, below every key that traces or transforms a

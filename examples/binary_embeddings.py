@@ -1,20 +1,28 @@
-"""Binary embeddings: float32 vectors quantized to one bit a dimension, searched by Hamming distance.
+"""Binary embeddings: float32 vectors quantized to one bit a dimension, searched by Hamming distance,
+the best candidates rescored in float32.
 
     python examples/binary_embeddings.py [--vectors N] [--dim D] [--queries Q] [--k K]
+                                         [--rescore-factor F] [--device cpu|cuda]
 
 1. Quantize: the sign of each dimension, 8 to a byte: torchops.packbits(embeddings > 0, dim=-1).
    A 1024-dimension float32 vector (4 KiB) becomes 128 bytes.
-2. Search: the Hamming distance between two packed vectors is the number of bits in which they
-   differ: torch.bitwise_xor of their bytes (read as 64-bit words), torchops.bitwise_count, summed
-   over the words. The k nearest are torch.topk's, taken block by block over the database so
-   that the xor's scratch stays small.
-3. Rescore: the binary search's best candidates re-ranked by their float32 dot product with
-   the query, the usual way to win back what the bits lost.
+2. Search: torchops.hamming_topk(packed_queries, database, k * F), the k * F database vectors
+   nearest each query by Hamming distance (the bits in which two packed vectors differ),
+   nearest first, equal distances by index. It reads the database once for all the queries,
+   split across torch's threads, and never makes the (queries, vectors) distance matrix.
+3. Rescore: the candidates' float32 rows gathered into (queries, k * F, dim), one torch.bmm with
+   the float32 queries gives their dot products (their cosines: the vectors are normalized),
+   and the k best of them are the answer: the usual way to win back what the bits lost.
 
-The search is checked against the same search in NumPy (np.packbits, np.bitwise_xor,
-np.bitwise_count, np.argpartition), and its recall measured against the exact float32 search.
-The data are synthetic: normalized vectors in clusters within clusters, queries near database vectors.
-benchmarks/embeddings.py times these functions against NumPy and faiss.
+The same code runs on CUDA tensors (--device cuda). The search is checked against the same
+search in NumPy (numpy_hamming_topk: np.bitwise_xor, np.bitwise_count, ties by index too), and
+the recall@k of the binary search alone and of the rescored one measured against the exact
+float32 search. The data are synthetic: normalized vectors in clusters within clusters,
+queries near database vectors.
+
+Also here for benchmarks/embeddings.py, which times torchops.hamming_topk against them:
+composite_hamming_topk, the same search composed of PyTorch's ops and torchops.bitwise_count
+(the database by blocks, a (queries, block) matrix of distances each), and numpy_hamming_topk.
 """
 import argparse
 import sys
@@ -30,6 +38,23 @@ def quantize(embeddings: torch.Tensor) -> torch.Tensor:
     """(n, dim) float -> (n, dim / 8) uint8: bit k of a vector is 1 where dimension k is positive."""
     return torchops.packbits(embeddings > 0, dim=-1)
 
+
+def search_and_rescore(embeddings: torch.Tensor, database: torch.Tensor, queries: torch.Tensor,
+                       packed_queries: torch.Tensor, k: int, factor: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(binary, rescored), each (queries, k) database indices: the k nearest by Hamming distance,
+    and the k best by float32 dot product among the k * factor nearest by Hamming distance.
+    embeddings: (n, dim) float32 and database: (n, dim / 8) its packed bits; queries: (q, dim)
+    float32 and packed_queries: (q, dim / 8) theirs."""
+    candidates = min(k * factor, database.shape[0])
+    _, nearest = torchops.hamming_topk(packed_queries, database, candidates)  # (q, candidates), nearest first
+    vectors = embeddings[nearest]  # (q, candidates, dim)
+    scores = torch.bmm(vectors, queries[:, :, None])[:, :, 0]  # (q, candidates)
+    best = torch.topk(scores, k, dim=1).indices
+    return nearest[:, :k], torch.gather(nearest, 1, best)
+
+
+# ---------------------------------------------------------------------------------------------
+# The composite search and NumPy's, for the checks below and benchmarks/embeddings.py.
 
 def as_words(packed: torch.Tensor) -> torch.Tensor:
     """The packed bytes of each vector as int64 words: an eighth of the elements to xor. (PyTorch
@@ -63,10 +88,10 @@ def add_counts(counts: torch.Tensor, out: torch.Tensor, lanes: torch.Tensor, hig
     return out.mul_(0x0001000100010001).bitwise_right_shift_(48)
 
 
-def hamming_topk(database: torch.Tensor, queries: torch.Tensor, k: int, block: int = 2048):
+def composite_hamming_topk(database: torch.Tensor, queries: torch.Tensor, k: int, block: int = 2048):
     """(distances, indices), each (queries, k), of the k database vectors nearest each query by
-    Hamming distance, nearest first (among equal distances, any). database: (n, bytes) and
-    queries: (q, bytes), packed uint8.
+    Hamming distance, nearest first (among equal distances, any), composed of PyTorch's ops and
+    torchops.bitwise_count. database: (n, bytes) and queries: (q, bytes), packed uint8.
 
     The database goes by blocks of `block` vectors: the xor of every query with a block is
     queries * block * bytes of scratch, reused for each block, whatever the database's size."""
@@ -110,29 +135,31 @@ def numpy_quantize(embeddings: np.ndarray) -> np.ndarray:
 
 
 def numpy_hamming_topk(database: np.ndarray, queries: np.ndarray, k: int, block: int = 2048):
-    """hamming_topk in NumPy: the same blocks and scratch, np.argpartition for each block's k nearest."""
+    """torchops.hamming_topk's answer in NumPy: (distances int32, indices int64), each (queries, k),
+    nearest first, equal distances by index. The composite's blocks, with np.bitwise_xor and
+    np.bitwise_count; each distance and its index are one int64 key (distance * n + index), so
+    that np.partition (each block's k smallest) and the final np.sort order ties by index."""
     database, queries = database.view(np.uint64), queries.view(np.uint64)
     (n, words), q = database.shape, queries.shape[0]
     k = min(k, n)
     block = min(block, n)
     differ = np.empty(q * block * words, dtype=np.uint64)
-    distances = np.empty(q * block, dtype=np.int32)
-    best_distances, best_indices = [], []
+    keys = np.empty(q * block, dtype=np.int64)
+    best = []
     for start in range(0, n, block):
         rows = database[start:start + block]
-        size = rows.shape[0] * q
-        differ_now = differ[:size * words].reshape(q, rows.shape[0], words)
+        size = rows.shape[0]
+        differ_now = differ[:q * size * words].reshape(q, size, words)
         np.bitwise_xor(queries[:, None, :], rows[None, :, :], out=differ_now)
-        distances_now = distances[:size].reshape(q, rows.shape[0])
-        numpy_bitwise_count(differ_now).sum(axis=-1, dtype=np.int32, out=distances_now)
-        keep = min(k, rows.shape[0])
-        where = np.argpartition(distances_now, keep - 1, axis=1)[:, :keep] if keep < rows.shape[0] else \
-            np.broadcast_to(np.arange(rows.shape[0]), distances_now.shape)
-        best_distances.append(np.take_along_axis(distances_now, where, axis=1))
-        best_indices.append(where + start)
-    candidates, candidate_indices = np.concatenate(best_distances, axis=1), np.concatenate(best_indices, axis=1)
-    order = np.argsort(candidates, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(candidates, order, axis=1), np.take_along_axis(candidate_indices, order, axis=1)
+        keys_now = keys[:q * size].reshape(q, size)
+        numpy_bitwise_count(differ_now).sum(axis=-1, dtype=np.int64, out=keys_now)
+        keys_now *= n
+        keys_now += np.arange(start, start + size, dtype=np.int64)
+        keep = min(k, size)
+        # (a copy of the k columns: a view would keep each block's whole partitioned keys alive)
+        best.append(np.partition(keys_now, keep - 1, axis=1)[:, :keep].copy() if keep < size else keys_now.copy())
+    nearest = np.sort(np.concatenate(best, axis=1), axis=1)[:, :k]
+    return (nearest // n).astype(np.int32), nearest % n
 
 
 def hamming_distances(database: torch.Tensor, queries: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
@@ -145,10 +172,14 @@ def same_search(database, queries, found, expected) -> bool:
     """Whether two searches found the same distances, and each index is at the distance given
     (equal distances may come in any order, so indices are compared through their distances)."""
     (distances, indices), (expected_distances, _) = found, expected
+    distances, indices = torch.as_tensor(distances).long(), torch.as_tensor(indices).long()
     unique = all(len(set(row)) == len(row) for row in indices.tolist())
-    return (torch.equal(distances, torch.as_tensor(expected_distances).to(distances.dtype)) and unique
+    return (torch.equal(distances, torch.as_tensor(expected_distances).long()) and unique
             and torch.equal(hamming_distances(database, queries, indices), distances))
 
+
+# ---------------------------------------------------------------------------------------------
+# The data and the measures.
 
 def clustered_embeddings(vectors: int, dim: int, queries: int, generator: torch.Generator):
     """Normalized float32 vectors around 1024 centres in 64 groups (topics and subtopics), and
@@ -168,44 +199,63 @@ def recall(found: torch.Tensor, exact: torch.Tensor) -> float:
     return sum(len(set(a) & set(b)) for a, b in zip(found.tolist(), exact.tolist())) / exact.numel()
 
 
+def timed(function, device: torch.device):
+    """(function's result, its milliseconds), waiting for the device's queued work."""
+    def synchronize():
+        if device.type != "cpu":
+            torch.get_device_module(device.type).synchronize(device)
+    synchronize()
+    start = time.perf_counter()
+    result = function()
+    synchronize()
+    return result, (time.perf_counter() - start) * 1e3
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=20000)
     parser.add_argument("--dim", type=int, default=1024, help="a multiple of 64")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--rescore", type=int, default=100, help="candidates re-ranked by their float32 score")
+    parser.add_argument("--rescore-factor", type=int, default=4,
+                        help="the k * F nearest by Hamming distance are rescored in float32")
+    parser.add_argument("--device", default="cpu", help="cpu (the default), cuda, ...: where every tensor lives")
     args = parser.parse_args()
-    args.k, args.rescore = min(args.k, args.vectors), min(args.rescore, args.vectors)
+    device = torch.device(args.device)
+    args.k = min(args.k, args.vectors)
     generator = torch.Generator().manual_seed(0)
-    embeddings, queries = clustered_embeddings(args.vectors, args.dim, args.queries, generator)
+    # Made on the CPU, whatever the device, so that every device searches the same vectors.
+    embeddings, queries = (t.to(device) for t in clustered_embeddings(args.vectors, args.dim, args.queries, generator))
 
-    start = time.perf_counter()
-    database, packed_queries = quantize(embeddings), quantize(queries)
-    quantize_ms = (time.perf_counter() - start) * 1e3
-    print(f"binary embeddings (torch {torch.__version__}): {args.vectors} vectors of {args.dim} float32 dimensions "
-          f"({embeddings.numel() * 4 / 2**20:.1f} MiB) packed to {database.shape[1]} bytes each "
+    (database, packed_queries), quantize_ms = timed(lambda: (quantize(embeddings), quantize(queries)), device)
+    print(f"binary embeddings (torch {torch.__version__}, {device}): {args.vectors} vectors of {args.dim} float32 "
+          f"dimensions ({embeddings.numel() * 4 / 2**20:.1f} MiB) packed to {database.shape[1]} bytes each "
           f"({database.numel() / 2**20:.1f} MiB) in {quantize_ms:.1f} ms")
-    if not np.array_equal(database.numpy(), numpy_quantize(embeddings.numpy())):
+    database_cpu, packed_queries_cpu = database.cpu(), packed_queries.cpu()
+    if not np.array_equal(database_cpu.numpy(), numpy_quantize(embeddings.cpu().numpy())):
         print("BAD torchops.packbits(embeddings > 0) differs from np.packbits", file=sys.stderr)
         return 1
 
-    start = time.perf_counter()
-    found = hamming_topk(database, packed_queries, args.k)
-    search_ms = (time.perf_counter() - start) * 1e3
-    expected = numpy_hamming_topk(database.numpy(), packed_queries.numpy(), args.k)
-    if not same_search(database, packed_queries, found, expected):
-        print("BAD the torchops search and NumPy's found different neighbours", file=sys.stderr)
+    found, search_ms = timed(lambda: torchops.hamming_topk(packed_queries, database, args.k), device)
+    found = tuple(t.cpu() for t in found)
+    expected = numpy_hamming_topk(database_cpu.numpy(), packed_queries_cpu.numpy(), args.k)
+    if not (same_search(database_cpu, packed_queries_cpu, found, expected)
+            and torch.equal(found[1], torch.from_numpy(expected[1]))):
+        print("BAD torchops.hamming_topk and NumPy's search found different neighbours", file=sys.stderr)
         return 1
-    print(f"search: {args.queries} queries, the {args.k} nearest by Hamming distance in {search_ms:.1f} ms; "
-          f"the same distances as NumPy's search")
+    print(f"search: {args.queries} queries, the {args.k} nearest by Hamming distance in {search_ms:.1f} ms "
+          f"(torchops.hamming_topk, {torch.get_num_threads()} threads); the same distances as NumPy's search, "
+          f"and the same indices (equal distances by index)")
 
-    exact = torch.topk(queries @ embeddings.T, args.k, dim=1).indices
-    _, candidates = hamming_topk(database, packed_queries, args.rescore)
-    scores = torch.einsum("qd,qcd->qc", queries, embeddings[candidates])
-    rescored = torch.gather(candidates, 1, torch.topk(scores, args.k, dim=1).indices)
-    print(f"recall@{args.k} against the exact float32 search: binary {recall(found[1], exact):.2f}, "
-          f"the binary top {args.rescore} rescored in float32 {recall(rescored, exact):.2f}")
+    exact, exact_ms = timed(lambda: torch.topk(queries @ embeddings.T, args.k, dim=1).indices, device)
+    (binary, rescored), rescore_ms = timed(
+        lambda: search_and_rescore(embeddings, database, queries, packed_queries, args.k, args.rescore_factor), device)
+    exact, binary, rescored = exact.cpu(), binary.cpu(), rescored.cpu()
+    print(f"rescore: the {args.k * args.rescore_factor} nearest by Hamming distance, their float32 vectors "
+          f"gathered and scored by one torch.bmm, the best {args.k} kept: {rescore_ms:.1f} ms with the search "
+          f"(the exact float32 search: {exact_ms:.1f} ms, reading {embeddings.numel() * 4 / 2**20:.1f} MiB)")
+    print(f"recall@{args.k} against the exact float32 search: binary {recall(binary, exact):.2f}, "
+          f"the binary top {args.k * args.rescore_factor} rescored in float32 {recall(rescored, exact):.2f}")
     return 0
 
 

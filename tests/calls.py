@@ -190,6 +190,43 @@ def _opcheck_samples():
          lambda: {"out": torch.empty(3, 4, dtype=torch.int8).t()}),
         ("unpack.out-signed-resize-empty", ops.unpack.out, lambda: (bytes_of((2, 3)), 4, 0, 5, "big", True),
          lambda: {"out": torch.empty(0, dtype=torch.int8)}),
+        # The search ops: codes of common and odd sizes, int8 beside uint8 (only bits count),
+        # batch dims broadcast, a database with repeated codes (ties: the smaller index first).
+        ("hamming_distance-uint8", ops.hamming_distance.default, lambda: (bytes_of((3, 16)), bytes_of((5, 16), 5))),
+        ("hamming_distance-int8-batched", ops.hamming_distance.default,
+         lambda: (ints_of((2, 1, 3, 8), torch.int8), ints_of((4, 5, 8), torch.int8, 6))),
+        ("hamming_distance-mixed-odd-bytes", ops.hamming_distance.default,
+         lambda: (bytes_of((3, 5)), ints_of((4, 5), torch.int8, 7))),
+        ("hamming_distance-transposed-x1", ops.hamming_distance.default,
+         lambda: (bytes_of((9, 3)).t(), bytes_of((2, 9), 8))),
+        ("hamming_distance-zero-bytes", ops.hamming_distance.default,
+         lambda: (torch.empty(2, 3, 0, dtype=torch.uint8), torch.empty(2, 4, 0, dtype=torch.uint8))),
+        ("hamming_distance-no-rows", ops.hamming_distance.default,
+         lambda: (torch.empty(0, 4, dtype=torch.uint8), bytes_of((3, 4)))),
+        ("hamming_distance.out-uint8", ops.hamming_distance.out, lambda: (bytes_of((3, 32)), bytes_of((4, 32), 9)),
+         lambda: {"out": torch.empty(3, 4, dtype=torch.int32)}),
+        ("hamming_distance.out-strided", ops.hamming_distance.out, lambda: (bytes_of((3, 7)), bytes_of((2, 7), 10)),
+         lambda: {"out": torch.empty(2, 3, dtype=torch.int32).t()}),
+        ("hamming_distance.out-resize-empty", ops.hamming_distance.out,
+         lambda: (ints_of((2, 2, 3), torch.int8), bytes_of((1, 3), 11)), lambda: {"out": torch.empty(0, dtype=torch.int32)}),
+        ("hamming_topk-k3", ops.hamming_topk.default, lambda: (bytes_of((4, 16)), bytes_of((20, 16), 12), 3)),
+        ("hamming_topk-ties", ops.hamming_topk.default, lambda: (bytes_of((3, 4)), bytes_of((3, 4), 13).repeat(4, 1), 5)),
+        ("hamming_topk-int8-k-all", ops.hamming_topk.default,
+         lambda: (ints_of((2, 9), torch.int8), ints_of((6, 9), torch.int8, 14), 6)),
+        ("hamming_topk-transposed-database", ops.hamming_topk.default,
+         lambda: (bytes_of((2, 3)), bytes_of((3, 7), 15).t(), 4)),
+        ("hamming_topk-k0", ops.hamming_topk.default, lambda: (bytes_of((2, 8)), bytes_of((5, 8), 16), 0)),
+        ("hamming_topk-no-queries", ops.hamming_topk.default,
+         lambda: (torch.empty(0, 8, dtype=torch.uint8), bytes_of((5, 8), 17), 2)),
+        ("hamming_topk-empty-database", ops.hamming_topk.default,
+         lambda: (bytes_of((3, 8)), torch.empty(0, 8, dtype=torch.uint8), 0)),
+        ("hamming_topk.out-k2", ops.hamming_topk.out, lambda: (bytes_of((3, 8)), bytes_of((7, 8), 18), 2),
+         lambda: {"values": torch.empty(3, 2, dtype=torch.int32), "indices": torch.empty(3, 2, dtype=torch.int64)}),
+        ("hamming_topk.out-strided", ops.hamming_topk.out, lambda: (bytes_of((3, 5)), bytes_of((6, 5), 19), 4),
+         lambda: {"values": torch.empty(4, 3, dtype=torch.int32).t(), "indices": torch.empty(4, 3, dtype=torch.int64).t()}),
+        ("hamming_topk.out-resize-empty", ops.hamming_topk.out,
+         lambda: (ints_of((2, 4), torch.int8), bytes_of((5, 4), 20), 3),
+         lambda: {"values": torch.empty(0, dtype=torch.int32), "indices": torch.empty(0, dtype=torch.int64)}),
     ]
 
 
@@ -210,6 +247,8 @@ class BadCall:
     args: tuple
     out: bool
     exception: type
+    #: The names of the outs when ``out``: the last tensors, in order (hamming_topk's two).
+    outs: tuple = ("out",)
 
     @property
     def pattern(self) -> str:
@@ -219,13 +258,27 @@ class BadCall:
     def call(self, *tensors):
         """Calls the overload on `tensors` (this row's, or stand-ins for them)."""
         if self.out:
-            return self.overload(*tensors[:-1], *self.args, out=tensors[-1])
+            count = len(self.outs)
+            return self.overload(*tensors[:-count], *self.args, **dict(zip(self.outs, tensors[-count:])))
         return self.overload(*tensors, *self.args)
+
+    @property
+    def inputs(self) -> tuple:
+        """The tensors of the call before its outs."""
+        return self.tensors[:-len(self.outs)] if self.out else self.tensors
+
+    @property
+    def out_kwargs(self) -> dict:
+        """The outs of the call by name ({} when it has none)."""
+        return dict(zip(self.outs, self.tensors[-len(self.outs):])) if self.out else {}
 
 
 def _bad_calls() -> list[BadCall]:
     def i32(*values):
         return make_tensor(list(values), torch.int32)
+
+    def codes(*shape):
+        return torch.zeros(shape, dtype=torch.uint8)
 
     left = ("LEFT", True)
     return [
@@ -308,6 +361,40 @@ def _bad_calls() -> list[BadCall]:
         BadCall("unpack-out-count", ops.unpack.out,
                 (make_tensor([1, 2], torch.uint8), torch.empty(9, dtype=torch.float32)), (1, None, -17), True,
                 ValueError),
+        # the search ops
+        BadCall("hamming_distance-float", ops.hamming_distance.default, (torch.ones(2, 3), codes(2, 3)), (), False,
+                TypeError),
+        BadCall("hamming_distance-bool-x2", ops.hamming_distance.default, (codes(2, 3), torch.ones(2, 3) > 0), (),
+                False, TypeError),
+        BadCall("hamming_distance-int16", ops.hamming_distance.default,
+                (codes(2, 3), torch.ones(2, 3, dtype=torch.int16)), (), False, TypeError),
+        BadCall("hamming_distance-1-d", ops.hamming_distance.default, (codes(3), codes(2, 3)), (), False, ValueError),
+        BadCall("hamming_distance-bytes", ops.hamming_distance.default, (codes(2, 3), codes(2, 4)), (), False,
+                ValueError),
+        BadCall("hamming_distance-batch", ops.hamming_distance.default, (codes(2, 3, 4), codes(3, 3, 4)), (), False,
+                ValueError),
+        BadCall("hamming_distance-out-dtype", ops.hamming_distance.out,
+                (codes(2, 3), codes(2, 3), torch.empty(2, 2, dtype=torch.int64)), (), True, RuntimeError),
+        BadCall("hamming_distance-out-bytes-before-dtype", ops.hamming_distance.out,
+                (codes(2, 3), codes(2, 5), torch.empty(2, 2, dtype=torch.int64)), (), True, ValueError),
+        BadCall("hamming_topk-float", ops.hamming_topk.default, (codes(2, 3), torch.ones(4, 3)), (1,), False,
+                TypeError),
+        BadCall("hamming_topk-3-d", ops.hamming_topk.default, (codes(1, 2, 3), codes(4, 3)), (1,), False,
+                ValueError),
+        BadCall("hamming_topk-bytes", ops.hamming_topk.default, (codes(2, 3), codes(4, 2)), (1,), False, ValueError),
+        BadCall("hamming_topk-k-too-large", ops.hamming_topk.default, (codes(2, 3), codes(4, 3)), (5,), False,
+                IndexError),
+        BadCall("hamming_topk-k-negative", ops.hamming_topk.default, (codes(2, 3), codes(4, 3)), (-1,), False,
+                IndexError),
+        BadCall("hamming_topk-out-values-dtype", ops.hamming_topk.out,
+                (codes(2, 3), codes(4, 3), torch.empty(2, 1, dtype=torch.int64), torch.empty(2, 1, dtype=torch.int64)),
+                (1,), True, TypeError, ("values", "indices")),
+        BadCall("hamming_topk-out-indices-dtype", ops.hamming_topk.out,
+                (codes(2, 3), codes(4, 3), torch.empty(2, 1, dtype=torch.int32), torch.empty(2, 1, dtype=torch.int32)),
+                (1,), True, TypeError, ("values", "indices")),
+        BadCall("hamming_topk-out-k-before-dtype", ops.hamming_topk.out,
+                (codes(2, 3), codes(4, 3), torch.empty(2, 1, dtype=torch.int64), torch.empty(2, 1, dtype=torch.int32)),
+                (9,), True, IndexError, ("values", "indices")),
     ]
 
 
@@ -371,4 +458,21 @@ TYPED_CALLS = [(name, _typed_call(source), overload) for name, source, overload 
                    "out=torch.empty_like(x, dtype=torch.int8))", ops.unpack.out),
     ("unpack out positional", 'torchops.unpack(x.to(torch.uint8), 2, -1, x.shape[-1], "little", False, '
                               "torch.empty_like(x, dtype=torch.uint8))", ops.unpack.out),
+    # The search functions: x's and c's elements as codes of one byte (any dtype, any shape).
+    ("hamming_distance", "torchops.hamming_distance(x.to(torch.uint8).reshape(-1, 1), c.to(torch.uint8).reshape(-1, 1))",
+     ops.hamming_distance.default),
+    ("hamming_distance batched",
+     "torchops.hamming_distance(x1=x.to(torch.int8).reshape(1, -1, 1), x2=c.to(torch.uint8).reshape(-1, 1, 1))",
+     ops.hamming_distance.default),
+    ("hamming_distance out", "torchops.hamming_distance(x.to(torch.uint8).reshape(-1, 1), c.to(torch.uint8).reshape("
+                             "-1, 1), out=x.new_empty((x.numel(), c.numel()), dtype=torch.int32))",
+     ops.hamming_distance.out),
+    ("hamming_topk", "torchops.hamming_topk(x.to(torch.uint8).reshape(-1, 1), c.to(torch.uint8).reshape(-1, 1), 1)",
+     ops.hamming_topk.default),
+    ("hamming_topk keywords",
+     "torchops.hamming_topk(queries=x.to(torch.uint8).reshape(-1, 1), database=c.to(torch.uint8).reshape(-1, 1), k=2)",
+     ops.hamming_topk.default),
+    ("hamming_topk out", "torchops.hamming_topk(x.to(torch.uint8).reshape(-1, 1), c.to(torch.uint8).reshape(-1, 1), 2, "
+                         "out=(x.new_empty((x.numel(), 2), dtype=torch.int32), x.new_empty((x.numel(), 2), "
+                         "dtype=torch.int64)))", ops.hamming_topk.out),
 ]]

@@ -203,6 +203,25 @@ def covering_operands(dtype, count, seed=0):
     return [values] + [values[torch.randperm(values.numel(), generator=generator)] for _ in range(count - 1)]
 
 
+#: The codes a search op's sweep compares: the first rows of each 1-d operand as codes of
+#: CODE_BYTES bytes (every sample's k is at most CODE_ROWS).
+CODE_ROWS, CODE_BYTES = 48, 16
+
+
+def as_codes(operands):
+    """The sweeps' 1-d operands as a search op takes them: codes, CODE_ROWS rows of
+    CODE_BYTES bytes each."""
+    return [t[:CODE_ROWS * CODE_BYTES].reshape(CODE_ROWS, CODE_BYTES) for t in operands]
+
+
+def operands_for(overload, operands):
+    """The sweeps' 1-d operands as `overload` takes them: as they are, or, for a search op
+    (torchops._contract.Search), as codes (as_codes)."""
+    from torchops._contract import Search, declaration_of
+
+    return as_codes(operands) if isinstance(declaration_of(overload), Search) else operands
+
+
 def sweeps_take(overload, args):
     """Whether the sweeps over an op's dtypes (which put 1-d operands in a template's Nones)
     can make a call of these arguments: every sample of a pointwise op; a packing op's
@@ -272,14 +291,19 @@ class Calls(torch.nn.Module):
     for (dtype, number of tensor operands): covering_operands."""
 
     def __init__(self, calls, starts):
+        from torchops._contract import Search, declaration_of
+
         super().__init__()
         self.calls, self.starts = calls, starts
+        # Decided here, not in forward, which Dynamo traces.
+        self.searches = {overload for overload, _, _ in calls if isinstance(declaration_of(overload), Search)}
 
     def forward(self, *inputs):
         outputs = []
         for overload, dtype, template in self.calls:
             start = self.starts[dtype, template.count(None)]
-            operands = iter(inputs[start:start + template.count(None)])
+            operands = inputs[start:start + template.count(None)]
+            operands = iter(as_codes(operands) if overload in self.searches else operands)
             outputs.append(overload(*[next(operands) if a is None else a for a in template]))
         return tuple(outputs)
 

@@ -12,8 +12,9 @@ pytest shows the failing case and why, and exits 0 even then (1 only if it could
 CASES is plain data, so that pytest can import this file to list them without starting
 torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()).
 The unary ops' cases are made for each op whose schema is f(x) (UNARY), from its declaration.
-An op of another schema writes its cases and its calls' overloads: the shift's, and the
-packing ops' (PACKING: x and the op's other arguments as the case's `args`, _packing_cases).
+An op of another schema writes its cases and its calls' overloads: the shift's, the
+packing ops' (PACKING: x and the op's other arguments as the case's `args`, _packing_cases),
+and the search ops' (SEARCH: x and y their two code operands, k in `args`, _search_cases).
 overload_called names the overload each case's call reaches (tests/test_coverage.py reads it).
 Imports nothing from tests/ (scripts/sanitize.sh runs the suite with PYTHONSAFEPATH=1).
 """
@@ -37,7 +38,8 @@ def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=N
     """x, y: (shape, dtype, placements) of a tensor operand, or a Python int for y (or for x,
     with the typed API). expect: the result's placements, or a tuple of acceptable ones.
     out: placements of the out= tensor (default: expect). comms: collectives allowed in the
-    call (0: none; None: not checked). error: (exception type name, message part) expected."""
+    call (0: none; None: not checked; ("exactly", n): n, no more, no fewer). error:
+    (exception type name, message part) expected."""
     return dict(name=name, call=call, x=x, y=y, expect=expect, out=out, mesh=mesh, comms=comms, error=error,
                 options=options)
 
@@ -124,6 +126,108 @@ def _packing_cases():
     ]
 
 
+# The ops that compare codes (a Search declaration: hamming_distance, hamming_topk), whose calls
+# are "<op>", "<op>_out", "api_<op>", "api_<op>_out", x and y their two tensors of codes (x1 and
+# x2; queries and database), hamming_topk's k in `args`; "sharded_hamming_topk" calls
+# torchops._sharding's function of that name.
+from torchops._contract import Search  # noqa: E402
+
+SEARCH = tuple(op for op, declaration in DECLARATIONS.items() if isinstance(declaration, Search))
+
+
+def _search_cases():
+    """hamming_distance sharded on a batch dim, on either operand's rows (the result keeps the
+    shard, no collective) or on the bytes (a Partial("sum") result, exact once reduced);
+    hamming_topk with the queries sharded by rows (no collective), and the database sharded by
+    rows: each rank's search of its shard and one merge of the candidates (two all-gathers of
+    (Q, k)), exactly the single-process values and indices, ties (codes of few patterns: the
+    smaller index first) and uneven shards, a shard with fewer than k rows or none included.
+    A database sharded on its bytes is gathered. out=, the typed API, a 2-D mesh."""
+    ties = dict(codes="ties")
+    # A database sharded by rows is searched shard by shard: the call's collectives are the
+    # two all-gathers of the candidates (values, indices), exactly (gathering the database,
+    # which would give the same answer, is one), and one more where the queries are gathered.
+    MERGE, MERGE_AND_QUERIES = ("exactly", 2), ("exactly", 3)
+    return [
+        case("hamming_distance_shard_x1_rows", "hamming_distance", ((6, 16), u8, "S0"), ((5, 16), u8, "R"),
+             expect="S0"),
+        case("hamming_distance_shard_x2_rows", "hamming_distance", ((3, 8), i8, "R"), ((7, 8), u8, "S0"), expect="S1"),
+        case("hamming_distance_shard_batch", "hamming_distance", ((4, 3, 8), i8, "S0"), ((4, 5, 8), u8, "S0"),
+             expect="S0"),
+        case("hamming_distance_shard_batch_broadcast", "hamming_distance", ((4, 1, 3, 8), u8, "S0"),
+             ((2, 5, 8), u8, "R"), expect="S0"),
+        case("hamming_distance_shard_bytes", "hamming_distance", ((6, 16), u8, "S1"), ((5, 16), u8, "S1"), expect="P"),
+        case("hamming_distance_shard_bytes_uneven", "hamming_distance", ((2, 3, 7), u8, "S2"), ((2, 4, 7), i8, "S2"),
+             expect="P"),
+        case("hamming_distance_shard_bytes_one_operand", "hamming_distance", ((3, 9), u8, "S1"), ((4, 9), u8, "R"),
+             expect=("P", "R", "S0", "S1"), comms=None),
+        # A Partial operand is reduced first (codes whose sum is the code, wrapping in uint8).
+        case("hamming_distance_partial_x1", "hamming_distance", ((4, 8), u8, "P"), ((3, 8), u8, "R"),
+             expect=("R", "S0", "S1"), comms=None),
+        case("hamming_distance_out_shard_rows", "hamming_distance_out", ((6, 8), u8, "S0"), ((5, 8), u8, "R"),
+             expect="S0"),
+        case("hamming_distance_out_resized", "hamming_distance_out", ((3, 8), u8, "R"), ((6, 8), u8, "S0"),
+             expect="S1", out_shape=(2, 2)),
+        case("hamming_distance_out_replicated_from_bytes", "hamming_distance_out", ((4, 12), u8, "S1"),
+             ((5, 12), u8, "S1"), expect="R", comms=None),
+        case("hamming_distance_out_wrong_dtype", "hamming_distance_out", ((4, 8), u8, "S0"), ((5, 8), u8, "R"),
+             expect="S0", out_dtype=i64, error=("RuntimeError", "out has dtype int64 but the result has dtype int32")),
+        case("api_hamming_distance", "api_hamming_distance", ((6, 8), u8, "S0"), ((4, 8), u8, "R"), expect="S0"),
+        case("api_hamming_distance_out", "api_hamming_distance_out", ((3, 8), u8, "R"), ((6, 8), u8, "S0"),
+             expect="S1"),
+        case("mesh2d_hamming_distance", "hamming_distance", ((6, 8), u8, "S0,S1"), ((5, 8), u8, "R,S1"),
+             expect="S0,P", mesh="2x1"),
+        case("hamming_topk_replicated", "hamming_topk", ((4, 8), u8, "R"), ((9, 8), u8, "R"), expect="R",
+             args=dict(k=3)),
+        case("hamming_topk_shard_queries", "hamming_topk", ((6, 8), u8, "S0"), ((9, 8), u8, "R"), expect="S0",
+             args=dict(k=4)),
+            case("hamming_topk_shard_database", "hamming_topk", ((5, 16), u8, "R"), ((20, 16), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=4)),
+        case("hamming_topk_shard_database_ties", "hamming_topk", ((4, 2), u8, "R"), ((11, 2), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=7), **ties),
+        case("hamming_topk_shard_database_k_all", "hamming_topk", ((3, 4), i8, "R"), ((9, 4), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=9), **ties),
+        case("hamming_topk_shard_database_k_past_a_shard", "hamming_topk", ((3, 3), u8, "R"), ((7, 3), u8, "S0"),
+             expect="R", comms=MERGE, args=dict(k=5), **ties),
+        case("hamming_topk_shard_database_empty_shard", "hamming_topk", ((3, 8), u8, "R"), ((1, 8), u8, "S0"),
+             expect="R", comms=MERGE, args=dict(k=1)),
+        case("hamming_topk_shard_database_k0", "hamming_topk", ((3, 8), u8, "R"), ((6, 8), u8, "S0"), expect="R",
+             args=dict(k=0)),
+        case("hamming_topk_shard_database_no_queries", "hamming_topk", ((0, 8), u8, "R"), ((6, 8), u8, "S0"),
+             expect="R", args=dict(k=2)),
+        # Both sharded by rows: the queries gathered, each rank keeps its rows of the results.
+        case("hamming_topk_shard_both", "hamming_topk", ((6, 8), u8, "S0"), ((10, 8), u8, "S0"), expect="S0",
+             comms=MERGE_AND_QUERIES, args=dict(k=3), **ties),
+        case("hamming_topk_shard_database_bytes", "hamming_topk", ((4, 8), u8, "R"), ((10, 8), u8, "S1"), expect="R",
+             comms=None, args=dict(k=3)),
+        case("hamming_topk_partial_queries", "hamming_topk", ((4, 8), u8, "P"), ((10, 8), u8, "S0"), expect="R",
+             comms=None, args=dict(k=3)),
+        case("hamming_topk_out_shard_database", "hamming_topk_out", ((4, 8), u8, "R"), ((12, 8), u8, "S0"),
+             expect="R", comms=MERGE, args=dict(k=5), **ties),
+        case("hamming_topk_out_shard_both", "hamming_topk_out", ((6, 8), u8, "S0"), ((10, 8), u8, "S0"),
+             expect="S0", comms=MERGE_AND_QUERIES, args=dict(k=2)),
+        case("hamming_topk_out_shard_queries", "hamming_topk_out", ((6, 8), u8, "S0"), ((10, 8), u8, "R"),
+             expect="S0", args=dict(k=2)),
+        # An out of another shape is resized, as ATen resizes it (each rank its shard).
+        case("hamming_topk_out_resized", "hamming_topk_out", ((5, 8), u8, "S0"), ((9, 8), u8, "S0"), expect="S0",
+             comms=None, out_shape=(2, 7), args=dict(k=3)),
+        case("hamming_topk_out_wrong_dtype", "hamming_topk_out", ((4, 8), u8, "R"), ((9, 8), u8, "S0"), expect="R",
+             out_dtype=i64, comms=0, args=dict(k=3), error=("TypeError", "values must be an int32 tensor, got int64")),
+        case("hamming_topk_k_too_large", "hamming_topk", ((4, 8), u8, "R"), ((9, 8), u8, "S0"), expect="R", comms=0,
+             args=dict(k=10), error=("IndexError", "k 10 is out of range for a database of 9 codes")),
+        case("api_hamming_topk", "api_hamming_topk", ((5, 8), u8, "R"), ((13, 8), u8, "S0"), expect="R", comms=MERGE,
+             args=dict(k=6), **ties),
+        case("api_hamming_topk_out", "api_hamming_topk_out", ((6, 8), u8, "S0"), ((13, 8), u8, "S0"), expect="S0",
+             comms=MERGE_AND_QUERIES, args=dict(k=4)),
+        case("sharded_hamming_topk", "sharded_hamming_topk", ((5, 8), u8, "R"), ((15, 8), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=6), **ties),
+        case("mesh2d_hamming_topk", "hamming_topk", ((5, 8), u8, "R,R"), ((13, 8), u8, "S0,R"), expect="R,R",
+             mesh="2x1", comms=MERGE, args=dict(k=4), **ties),
+        case("mesh2d_hamming_topk_nested_shards", "hamming_topk", ((6, 8), u8, "S0,R"), ((13, 8), u8, "S0,S0"),
+             expect="S0,R", mesh="2x1", comms=None, args=dict(k=4), **ties),
+    ]
+
+
 CASES = [
     # torch.ops.torchops.bitshift, tensor count: shardings, uneven sizes, broadcasting.
     case("shard0", "op", ((6, 4), i32, "S0"), ((6, 4), i32, "S0"), expect="S0"),
@@ -191,7 +295,7 @@ CASES = [
     case("mesh2d_shard0_shard1", "op", ((6, 4), i32, "S0,S1"), ((4,), i32, "R,R"), expect="S0,S1", mesh="2x1"),
     case("mesh2d_inplace", "inplace", ((6, 4), i32, "S0,R"), 3, expect="S0,R", mesh="2x1"),
     case("mesh2d_out", "out", ((4, 6), i32, "R,S1"), ((4, 6), i32, "R,S1"), expect="R,S1", mesh="2x1"),
-] + [c for op in UNARY for c in _unary_cases(op)] + _packing_cases()
+] + [c for op in UNARY for c in _unary_cases(op)] + _packing_cases() + _search_cases()
 
 CASE_NAMES = [c["name"] for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES), "case names must be unique"
@@ -209,9 +313,9 @@ def overload_called(c):
     for a case of the typed API. run_case calls the overload named here, so that
     tests/test_coverage.py can tell from CASES alone that every overload has a case."""
     call = c["call"]
-    if call in UNARY or call in PACKING:
+    if call in UNARY or call in PACKING or call in SEARCH:
         return f"{call}.default"
-    if call.removesuffix("_out") in UNARY or call.removesuffix("_out") in PACKING:
+    if call.removesuffix("_out") in UNARY + PACKING + SEARCH:
         return f"{call.removesuffix('_out')}.out"
     return _BITSHIFT_OVERLOADS.get((call, not isinstance(c["y"], tuple)))
 
@@ -230,6 +334,12 @@ def _values(shape, dtype, generator):
 def _few_values(shape, dtype, generator):
     """Zeros among other values, negative ones too: what packbits and pack tell apart."""
     return torch.randint(-2, 4, shape, generator=generator, dtype=torch.int64).to(dtype)
+
+
+def _tied_codes(shape, dtype, generator):
+    """Codes of few bit patterns (0x00, 0x11, 0x22 a byte): many equal distances, which a
+    search orders by index."""
+    return (torch.randint(0, 3, shape, generator=generator, dtype=torch.int64) * 0x11).to(dtype)
 
 
 def _counts(shape, dtype, generator):
@@ -276,40 +386,58 @@ def run_case(c, meshes, rank):
 
     options = dict(c["options"])
     out_dtype, out_shape = options.pop("out_dtype", None), options.pop("out_shape", None)
-    packing_args = options.pop("args", {})  # a packing op's arguments after x
+    packing_args = options.pop("args", {})  # a packing op's arguments after x (a search op's k)
     direction, arithmetic = options.pop("direction", "LEFT"), options.pop("arithmetic", True)
+    codes = _tied_codes if options.pop("codes", None) == "ties" else _values  # a search op's operands
     call = c["call"]
     if call.startswith(("api_left", "api_right")):  # Paddle's functions: the direction is in the name
         direction = "LEFT" if call.startswith("api_left") else "RIGHT"
     assert not options, options
     unary = call.removeprefix("api_").removesuffix("_out")  # signbit, packbits, ...: f(x, ..., out=None)
-    x, dx = operand(c["x"], _few_values if unary in ("packbits", "pack") else _values)
-    y, dy = operand(c["y"], _counts)
+    search = unary.removeprefix("sharded_") if unary.removeprefix("sharded_") in SEARCH else None
+    x, dx = operand(c["x"], _few_values if unary in ("packbits", "pack") else codes if search else _values)
+    y, dy = operand(c["y"], codes if search else _counts)
 
     # The answer, from plain tensors.
     if unary in UNARY:
         want = getattr(ops, unary)(x)
     elif unary in PACKING:
         want = getattr(ops, unary)(x, **packing_args)
+    elif search and c["error"] is not None and c["error"][0] == "IndexError":
+        want = None  # a k the op refuses: no answer (the call must refuse it too)
+    elif search:
+        want = getattr(ops, search)(x, y, **packing_args)
     else:
         if not isinstance(x, torch.Tensor):
             x = torch.tensor(x, dtype=y.dtype)
         want = ops.bitshift(x, y, direction, arithmetic)
 
-    # The out= tensor (its values are all overwritten).
+    # The out= tensor (its values are all overwritten); hamming_topk's two, values and indices
+    # (out_dtype: values').
     dout = None
     if "out" in call:
         out_text = c["out"] or (c["expect"] if isinstance(c["expect"], str) else c["expect"][0])
-        dout = distribute_tensor(
-            torch.full(out_shape or want.shape, 99, dtype=out_dtype or want.dtype), mesh, placements(out_text)
-        )
+        wanted = want if isinstance(want, tuple) else (want,)
+        dout = tuple(
+            distribute_tensor(torch.full(out_shape or w.shape, 99, dtype=(out_dtype if i == 0 else None) or w.dtype),
+                              mesh, placements(out_text))
+            for i, w in enumerate(wanted))
+        dout = dout if isinstance(want, tuple) else dout[0]
 
     def run():
         called = overload_called(c)
         if called is not None:
             op, name = called.split(".")
             overload = getattr(getattr(ops, op), name)
-            args = (dx,) if op in UNARY or op in PACKING else (dx, dy, direction, arithmetic)
+            if op in UNARY or op in PACKING:
+                args = (dx,)
+            else:
+                args = (dx, dy) if op in SEARCH else (dx, dy, direction, arithmetic)
+            if name.endswith("out") and isinstance(dout, tuple):  # hamming_topk.out
+                returned = overload(*args, **packing_args, values=dout[0], indices=dout[1])
+                check(isinstance(returned, tuple) and returned[0] is dout[0] and returned[1] is dout[1],
+                      f"{overload} did not return (values, indices)")
+                return dout
             if name.endswith("out"):
                 check(overload(*args, **packing_args, out=dout) is dout, f"{overload} did not return out")
                 return dout
@@ -336,6 +464,19 @@ def run_case(c, meshes, rank):
                 returned = torchops.bitwise_right_shift(dx, dy, is_arithmetic=arithmetic, out=dout)
             check(returned is dout, "the out= function did not return out")
             return dout
+        if call == "sharded_hamming_topk":
+            from torchops._sharding import sharded_hamming_topk
+
+            return sharded_hamming_topk(dx, dy, **packing_args)
+        if search and call.endswith("_out"):
+            returned = getattr(torchops, search)(dx, dy, **packing_args, out=dout)
+            outs = dout if isinstance(dout, tuple) else (dout,)
+            check(returned is dout or (isinstance(returned, tuple) and len(returned) == len(outs)
+                                        and all(r is o for r, o in zip(returned, outs))),
+                  f"{search}(out=) did not return out")
+            return dout
+        if search:
+            return getattr(torchops, search)(dx, dy, **packing_args)
         if call.removeprefix("api_") in UNARY or call.removeprefix("api_") in PACKING:
             return getattr(torchops, unary)(dx, **packing_args)
         if call.startswith("api_") and (unary in UNARY or unary in PACKING):
@@ -357,18 +498,26 @@ def run_case(c, meshes, rank):
             raise Failure(f"expected {kind} with {words!r}, got no error")
     counts = {str(op): n for op, n in comm.get_comm_counts().items()}
 
-    check(isinstance(got, DTensor), f"the result is a {type(got).__name__}, not a DTensor")
-    full = got.full_tensor()  # a collective: every rank gets here before any check can fail
+    # Each result (hamming_topk's values and indices: both sharded as `expect` says).
+    gots, wants = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    check(isinstance(gots, tuple) and len(gots) == len(wants), f"{len(wants)} results expected, got {got!r}")
+    fulls = []
+    for one in gots:
+        check(isinstance(one, DTensor), f"the result is a {type(one).__name__}, not a DTensor")
+        fulls.append(one.full_tensor())  # a collective: every rank gets here before any check can fail
     expect = (c["expect"],) if isinstance(c["expect"], str) else c["expect"]
-    text = ",".join("R" if p.is_replicate() else "P" if p.is_partial() else f"S{p.dim}" for p in got.placements)
-    check(text in expect, f"placements {got.placements}, expected {' or '.join(expect)}")
-    check(full.dtype == want.dtype, f"dtype {full.dtype}, expected {want.dtype}")
-    check(full.shape == want.shape, f"shape {list(full.shape)}, expected {list(want.shape)}")
-    if not torch.equal(full, want):
-        where = (full != want).nonzero()[:5].tolist()
-        raise Failure(f"values differ at {where}: got {full.flatten()[:12].tolist()}, "
-                      f"want {want.flatten()[:12].tolist()}")
-    if c["comms"] is not None:
+    for one, full, want in zip(gots, fulls, wants):
+        text = ",".join("R" if p.is_replicate() else "P" if p.is_partial() else f"S{p.dim}" for p in one.placements)
+        check(text in expect, f"placements {one.placements}, expected {' or '.join(expect)}")
+        check(full.dtype == want.dtype, f"dtype {full.dtype}, expected {want.dtype}")
+        check(full.shape == want.shape, f"shape {list(full.shape)}, expected {list(want.shape)}")
+        if not torch.equal(full, want):
+            where = (full != want).nonzero()[:5].tolist()
+            raise Failure(f"values differ at {where}: got {full.flatten()[:12].tolist()}, "
+                          f"want {want.flatten()[:12].tolist()}")
+    if isinstance(c["comms"], tuple):
+        check(sum(counts.values()) == c["comms"][1], f"collectives during the call: {counts}")
+    elif c["comms"] is not None:
         check(sum(counts.values()) <= c["comms"], f"collectives during the call: {counts}")
 
 

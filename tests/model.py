@@ -244,3 +244,32 @@ def unpackbits_model(x, dim=-1, count=None, bitorder="big"):
     """torchops.unpackbits(x, dim, count, bitorder) as a uint8 array: np.unpackbits's bits,
     zeros past the end where NumPy leaves them unwritten."""
     return unpack_model(x, 1, dim, count, bitorder)
+
+
+def hamming_distance_model(x1, x2):
+    """torchops.hamming_distance(x1, x2) as an int32 array: for each pair of rows, the bits in
+    which their bytes differ (Python's int.bit_count of each byte's xor), batch dims broadcast."""
+    a = _as_array(x1).astype(np.int64) & 0xFF
+    b = _as_array(x2).astype(np.int64) & 0xFF
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    result = np.zeros(batch + (a.shape[-2], b.shape[-2]), dtype=np.int32)
+    for index in np.ndindex(*result.shape):
+        *where, i, j = index
+        pair = zip(a[(*where, i)].tolist(), b[(*where, j)].tolist())
+        result[index] = sum((p ^ q).bit_count() for p, q in pair)
+    return result
+
+
+def hamming_topk_model(queries, database, k):
+    """torchops.hamming_topk(queries, database, k) as (int32 values, int64 indices) arrays: each
+    query's database rows sorted by (distance, index), the first k."""
+    distances = hamming_distance_model(queries, database)
+    values = np.zeros((distances.shape[0], k), dtype=np.int32)
+    indices = np.zeros((distances.shape[0], k), dtype=np.int64)
+    for q, row in enumerate(distances.tolist()):
+        nearest = sorted(range(len(row)), key=lambda j: (row[j], j))[:k]
+        values[q] = [row[j] for j in nearest]
+        indices[q] = nearest
+    return values, indices

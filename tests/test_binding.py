@@ -73,6 +73,19 @@ def _eager(call):
         return call(_x(), _counts(), _floats())
 
 
+def _tensors(result) -> list:
+    """A call's result as its tensors: hamming_topk's (values, indices), any other's one."""
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def _same(result, expected) -> bool:
+    """The same answer: of the same type where it is a tuple (a HammingTopk from hamming_topk
+    on either path), each tensor equal, a subclass's as a plain tensor."""
+    if isinstance(expected, tuple):
+        return type(result) is type(expected) and len(result) == len(expected) and all(map(_same, result, expected))
+    return torch.equal(result.as_subclass(torch.Tensor), expected)
+
+
 # --------------------------------------------------------------------------
 # What torchops exports
 def test_torchops_exports_the_typed_api_which_calls_the_compiled_functions():
@@ -170,7 +183,7 @@ def test_a_torch_function_mode_sees_every_typed_call(name, call, overload):
     with RecordingMode() as mode:
         result = call(_x(), _counts(), _floats())
     assert overload in mode.seen, mode.seen
-    assert torch.equal(result, _eager(call))
+    assert _same(result, _eager(call))
 
 
 class Tagged(torch.Tensor):
@@ -188,7 +201,7 @@ def test_a_torch_function_subclass_is_honoured(name, call, overload):
     Tagged.seen = []
     result = call(_x().as_subclass(Tagged), _counts().as_subclass(Tagged), _floats().as_subclass(Tagged))
     assert overload in Tagged.seen, Tagged.seen
-    assert torch.equal(result.as_subclass(torch.Tensor), _eager(call))
+    assert _same(result, _eager(call))
 
 
 def test_a_subclass_result_comes_back_unchanged():
@@ -201,6 +214,9 @@ def test_a_subclass_result_comes_back_unchanged():
     assert torchops.bitshift(x, 1, "LEFT") == "answered by the subclass"
     assert torchops.signbit(_floats(), out=torch.empty(6, dtype=torch.bool).as_subclass(Answer)) == \
         "answered by the subclass"
+    # hamming_topk's twin makes a HammingTopk of the op's pair only: another answer comes back as it is.
+    codes = torch.zeros(2, 3, dtype=torch.uint8)
+    assert torchops.hamming_topk(codes.as_subclass(Answer), codes, 1) == "answered by the subclass"
 
 
 def test_parameters_are_plain_tensors():
@@ -213,12 +229,14 @@ def test_parameters_are_plain_tensors():
 # Dispatch keys below the binding
 @pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
 def test_fake_tensor_mode(name, call, overload):
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
     expected = _eager(call)
     with FakeTensorMode() as mode:
         fake = call(mode.from_tensor(_x()), mode.from_tensor(_counts()), mode.from_tensor(_floats()))
-    assert (fake.shape, fake.dtype, fake.stride()) == (expected.shape, expected.dtype, expected.stride())
+    assert isinstance(fake, tuple) is isinstance(expected, tuple) and type(fake) in (type(expected), FakeTensor)
+    assert [(f.shape, f.dtype, f.stride()) for f in _tensors(fake)] == \
+        [(e.shape, e.dtype, e.stride()) for e in _tensors(expected)]
 
 
 def test_fake_tensor_mode_raises_the_eager_error():
@@ -318,7 +336,7 @@ def test_make_fx_records_the_torchops_op(name, call, overload):
     graph = make_fx(call)(_x(), _counts(), _floats())
     targets = [node.target for node in graph.graph.nodes if node.op == "call_function"]
     assert overload in targets, targets
-    assert torch.equal(graph(_x(), _counts(), _floats()), _eager(call))
+    assert _same(graph(_x(), _counts(), _floats()), _eager(call))
 
 
 @pytest.mark.parametrize("name, call, overload", CALLS, ids=CALL_IDS)
@@ -330,7 +348,8 @@ def test_jit_trace_records_the_torchops_op(name, call, overload):
     x, counts, floats = _x().flip(0), _counts().flip(0), _floats().flip(0)
     with _fastpath.torch_ops_only():
         expected = call(x, counts, floats)
-    assert torch.equal(traced(x, counts, floats), expected)
+    # A traced function gives a tuple result as a plain tuple (hamming_topk's HammingTopk).
+    assert _same(tuple(_tensors(traced(x, counts, floats))), tuple(_tensors(expected)))
 
 
 def test_vmap():
@@ -352,8 +371,8 @@ def test_inference_mode(name, call, overload):
     expected = _eager(call)
     with torch.inference_mode():
         result = call(_x(), _counts(), _floats())
-    assert torch.equal(result, expected)
-    assert result.is_inference()  # made in the mode, as its x (in place) and out are
+    assert _same(result, expected)
+    assert all(tensor.is_inference() for tensor in _tensors(result))  # made in the mode, as its x (in place) and out are
 
 
 def _on(path):
@@ -432,15 +451,17 @@ def test_compile_sees_the_torchops_ops_without_a_graph_break(dynamic):
         return [call(x, counts, floats) for _, call, _ in CALLS]
 
     compiled = torch.compile(program, backend=backend, fullgraph=True, dynamic=dynamic)
-    for size in (6, 6, 9):  # a second call of the same size reuses the graph
+    # Even sizes: the search rows view x and c as two codes (x.view(2, -1)).
+    for size in (6, 6, 10):  # a second call of the same size reuses the graph
         x, counts, floats = (_x().repeat(2)[:size], _counts().repeat(2)[:size], _floats().repeat(2)[:size])
         if size != 6:
             counts, floats = counts.flip(0), floats.flip(0)
         with _fastpath.torch_ops_only():
             expected = program(x, counts, floats)
         got = compiled(x, counts, floats)
+        assert len(got) == len(expected)
         for a, e in zip(got, expected):
-            assert torch.equal(a, e)
+            assert _same(a, e)
     assert 1 <= len(graphs) <= 2
     targets = {node.target for node in graphs[0].graph.nodes if node.op == "call_function"}
     assert {overload for _, _, overload in CALLS} <= targets, targets
@@ -710,6 +731,182 @@ def test_a_packing_call_the_op_refuses_gets_the_same_error_on_both_paths(call, e
         with pytest.raises(error) as raised:
             call()
     assert str(raised.value).startswith(message), raised.value
+
+
+# --------------------------------------------------------------------------
+# The search functions' arguments: tensors, an int k, out= a tensor or a (values, indices) pair
+def _queries():
+    return make_tensor([0b10110000, 0x1E, 0xFF, 0x07, 0x80, 0x01], torch.uint8).reshape(3, 2)
+
+
+def _database():
+    return make_tensor([0x1E, 0xFF, 0x00, 0x00, 0x80, 0x01, 0x1E, 0xFF, 0xB0, 0x1E], torch.uint8).reshape(5, 2)
+
+
+def _topk_outs(q=3, k=2):
+    return torch.empty(q, k, dtype=torch.int32), torch.empty(q, k, dtype=torch.int64)
+
+
+# Calls that the compiled functions take, each argument of each kind: (f(functions, queries,
+# database), the function called).
+SEARCH_CALLS = [
+    (lambda f, q, d: f["hamming_distance"](q, d), "hamming_distance"),
+    (lambda f, q, d: f["hamming_distance"](x2=d, x1=q.view(torch.int8)), "hamming_distance"),
+    (lambda f, q, d: f["hamming_distance"](q.unsqueeze(0), d.unsqueeze(1), torch.empty(0, dtype=torch.int32)),
+     "hamming_distance"),
+    (lambda f, q, d: f["hamming_distance"](q, d, out=None), "hamming_distance"),
+    (lambda f, q, d: f["hamming_topk"](q, d, 2), "hamming_topk"),
+    (lambda f, q, d: f["hamming_topk"](database=d, k=0, queries=q), "hamming_topk"),
+    (lambda f, q, d: f["hamming_topk"](q, d, 5, None), "hamming_topk"),
+    (lambda f, q, d: f["hamming_topk"](q, d, 2, _topk_outs()), "hamming_topk"),
+    (lambda f, q, d: f["hamming_topk"](q, d, 3, out=list(_topk_outs(0, 0))), "hamming_topk"),
+]
+
+
+@pytest.mark.parametrize("call, name", SEARCH_CALLS, ids=[f"{name}-{i}" for i, (_, name) in enumerate(SEARCH_CALLS)])
+def test_a_search_call_of_every_argument_kind_is_the_compiled_functions_and_gives_the_twins_answer(call, name):
+    typed = {function: getattr(torchops, function) for function in TYPED_FUNCTIONS}
+    expected = call(twins.TWINS, _queries(), _database())
+    assert _same(call(typed, _queries(), _database()), expected)
+    if _fastpath.call_path() == "binding":
+        assert twins.TWINS[name].__code__ not in _python_code_run(lambda: call(typed, _queries(), _database()))
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+@pytest.mark.parametrize("kind", ["tuple", "list"])
+def test_hamming_topk_returns_a_named_tuple_of_its_outs(path, kind):
+    values, indices = _topk_outs(3, 0)  # of another shape: resized
+    with _on(path):
+        result = torchops.hamming_topk(_queries(), _database(), 2, out=(values, indices) if kind == "tuple"
+                                       else [values, indices])
+        fresh = torchops.hamming_topk(_queries(), _database(), 2)
+    assert type(result) is type(fresh) is torchops.HammingTopk
+    assert result.values is values and result.indices is indices and result == (values, indices)
+    assert _same(result, fresh)
+    # nearest first, the smaller index first among equal distances (the first query is at 7 from
+    # rows 1 and 2, the second at 9 from rows 0, 2 and 3: ties at the k-th place)
+    distances = [[sum((a ^ b).bit_count() for a, b in zip(query, code)) for code in _database().tolist()]
+                 for query in _queries().tolist()]
+    nearest = [sorted(range(5), key=lambda j: (row[j], j))[:2] for row in distances]
+    assert fresh.indices.tolist() == nearest == [[4, 1], [4, 0], [2, 1]]
+    assert fresh.values.tolist() == [[row[j] for j in found] for row, found in zip(distances, nearest)]
+
+
+def test_the_search_result_type_is_exported_and_pickles():
+    import pickle
+
+    result = torchops.hamming_topk(_queries(), _database(), 2)
+    assert torchops.HammingTopk is torchops.ops.HammingTopk and torchops.HammingTopk._fields == ("values", "indices")
+    assert "HammingTopk" not in torchops.__all__  # a type, as torch.return_types.topk, not a function
+    assert _same(pickle.loads(pickle.dumps(result)), result)
+
+
+# Calls that the compiled functions leave to the twin: (call, the answer's call, or the error
+# and its message).
+SEARCH_CALLS_FOR_THE_TWIN = [
+    (lambda: torchops.hamming_topk(_queries(), _database(), np.int64(2)),
+     lambda: torchops.hamming_topk(_queries(), _database(), 2)),
+    (lambda: torchops.hamming_topk(_queries(), _database(), torch.tensor(3)),
+     lambda: torchops.hamming_topk(_queries(), _database(), 3)),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2, out=(_topk_outs()[0].as_subclass(Tagged),
+                                                                   _topk_outs()[1])),
+     lambda: torchops.hamming_topk(_queries(), _database(), 2)),
+    (lambda: torchops.hamming_distance(None, _database()),
+     (TypeError, "torchops.hamming_distance: x1 must be a tensor, got None")),
+    (lambda: torchops.hamming_distance(_queries(), _database().tolist()),
+     (TypeError, "torchops.hamming_distance: x2 must be a tensor, got list")),
+    (lambda: torchops.hamming_distance(_queries(), _database(), out=(torch.empty(0, dtype=torch.int32),)),
+     (TypeError, "torchops.hamming_distance: out must be a tensor or None, got tuple")),
+    (lambda: torchops.hamming_topk(_queries().numpy(), _database(), 2),
+     (TypeError, "torchops.hamming_topk: queries must be a tensor, got ndarray")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), True),
+     (TypeError, "torchops.hamming_topk: k must be an int, got bool")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2.0),
+     (TypeError, "torchops.hamming_topk: k must be an int, got float")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), None),
+     (TypeError, "torchops.hamming_topk: k must be an int, got None")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2, out=_topk_outs()[0]),
+     (TypeError, "torchops.hamming_topk: out must be None or a tuple of two tensors (values, indices), got Tensor")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2, out=_topk_outs()[:1]),
+     (TypeError, "torchops.hamming_topk: out must be None or a tuple of two tensors (values, indices), got a tuple "
+                 "of 1")),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2, out=[_topk_outs()[0], None]),
+     (TypeError, "torchops.hamming_topk: out must be None or a tuple of two tensors (values, indices), got "
+                 "(Tensor, None)")),
+    # A k beyond int64: the op's checks refuse it in the twin, in their order and words.
+    (lambda: torchops.hamming_topk(_queries(), _database(), _BIG),
+     (IndexError, f"torchops.hamming_topk: k {_BIG} is out of range for a database of 5 codes (expected 0 <= k <= 5")),
+    (lambda: torchops.hamming_topk(_queries().float(), _database(), -_BIG),
+     (TypeError, "torchops.hamming_topk: queries must be a uint8 or int8 tensor of packed codes, got float32")),
+]
+
+
+@pytest.mark.parametrize("call, expected", SEARCH_CALLS_FOR_THE_TWIN, ids=range(len(SEARCH_CALLS_FOR_THE_TWIN)))
+def test_a_search_call_the_compiled_function_leaves_to_the_twin(call, expected):
+    if callable(expected):
+        assert _same(call(), expected())
+        return
+    error, message = expected
+    with pytest.raises(error) as raised:
+        call()
+    assert str(raised.value).startswith(message), raised.value
+
+
+@pytest.mark.parametrize("path", ["binding", "torch.ops"])
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: torchops.hamming_topk(_queries(), _database(), 6), IndexError,
+     "torchops.hamming_topk: k 6 is out of range for a database of 5 codes (expected 0 <= k <= 5, as torch.topk)"),
+    (lambda: torchops.hamming_topk(_queries(), _database(), -1), IndexError, "torchops.hamming_topk: k -1 is out"),
+    (lambda: torchops.hamming_distance(_queries().float(), _database()), TypeError,
+     "torchops.hamming_distance: x1 must be a uint8 or int8 tensor of packed codes, got float32"),
+    (lambda: torchops.hamming_distance(_queries(), _database()[:, :1]), ValueError,
+     "torchops.hamming_distance: x1 and x2 must hold codes of the same size, got 2 bytes (x1) and 1 bytes (x2)"),
+    (lambda: torchops.hamming_topk(_queries().unsqueeze(0), _database(), 1), ValueError,
+     "torchops.hamming_topk: queries must have 2 dims (Q, B)"),
+    (lambda: torchops.hamming_distance(_queries(), _database(), out=torch.empty(0)), RuntimeError,
+     "torchops.hamming_distance: out has dtype float32 but the result has dtype int32"),
+    (lambda: torchops.hamming_topk(_queries(), _database(), 2, out=_topk_outs()[::-1]), TypeError,
+     "torchops.hamming_topk: values must be an int32 tensor, got int64"),
+], ids=["k too large", "k negative", "dtype", "code sizes", "dims", "out dtype", "outs swapped"])
+def test_a_search_call_the_op_refuses_gets_the_same_error_on_both_paths(call, error, message, path):
+    with _on(path):
+        with pytest.raises(error) as raised:
+            call()
+    assert str(raised.value).startswith(message), raised.value
+
+
+def test_a_search_call_leaks_no_reference():
+    queries, database, distances = _queries(), _database(), torch.empty(3, 5, dtype=torch.int32)
+    values, indices = _topk_outs()
+    pair, listed = (values, indices), [values, indices]
+    calls = [
+        lambda: torchops.hamming_distance(queries, database),
+        lambda: torchops.hamming_distance(queries, database, out=distances),
+        lambda: torchops.hamming_topk(queries, database, 2),
+        lambda: torchops.hamming_topk(queries, database, 2, pair),
+        lambda: torchops.hamming_topk(queries, database, 2, out=listed),
+    ]
+    failing = [
+        lambda: torchops.hamming_topk(queries, database, 9, out=pair),  # IndexError from the op
+        lambda: torchops.hamming_topk(queries, database, 2, out=(indices, values)),  # TypeError from the op
+        lambda: torchops.hamming_topk(queries, database, 2, out=[values]),  # TypeError from the twin
+    ]
+    objects = [queries, database, distances, values, indices, pair, listed]
+    for call in calls + failing:  # warm up caches
+        try:
+            call()
+        except (TypeError, IndexError):
+            pass
+    gc.collect()
+    before = [sys.getrefcount(o) for o in objects]
+    for _ in range(1000):
+        for call in calls:
+            call()
+        for call in failing:
+            with pytest.raises((TypeError, IndexError)):
+                call()
+    gc.collect()
+    assert [sys.getrefcount(o) for o in objects] == before
 
 
 # --------------------------------------------------------------------------

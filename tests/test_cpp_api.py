@@ -22,7 +22,7 @@ import torch
 import torch.utils.cpp_extension
 
 import torchops
-from torchops._contract import DECLARATIONS, FUNCTIONAL_FORM, OVERLOADS
+from torchops._contract import DECLARATIONS, FUNCTIONAL_FORM, OVERLOADS, Search
 
 from conftest import _C10_NAMES
 
@@ -47,8 +47,9 @@ ARGUMENTS = {"number": ("at::Scalar(2)", 2), "str": ('"LEFT"', "LEFT"), "bool": 
              ("Optional[int]", "dim"): ("std::nullopt", None), ("Optional[int]", "count"): ("int64_t{-3}", -3)}
 # The tensor operands, in order (x, then a count): int32, where the op takes it (every op but
 # those of packed bytes, whose x is uint8: the same values converted); the count's values in
-# [0, 32).
+# [0, 32). A search op's operands are codes, one a row: the same values as 2 rows of 2 bytes.
 OPERANDS = ([-8, 3, 7, -1], [1, 2, 0, 3])
+CODE_ROWS = 2
 
 
 def declarations(header):
@@ -98,12 +99,35 @@ def test_every_overload_has_its_function_in_the_header(header):
     assert not missing, "\n".join(missing) + f"\n{WHERE}"
 
 
+def _declaration(overload):
+    return DECLARATIONS[overload._schema.name.removeprefix("torchops::").removesuffix("_")]
+
+
 def _operand_dtype(overload):
     """int32, or the first dtype of the op's declaration where it does not take int32."""
     if overload is None:
         return torch.int32
-    dtypes = DECLARATIONS[overload._schema.name.removeprefix("torchops::").removesuffix("_")].dtypes
+    dtypes = _declaration(overload).dtypes
     return torch.int32 if torch.int32 in dtypes else dtypes[0]
+
+
+def _operand_rows(overload):
+    """How many rows a tensor operand is viewed as: CODE_ROWS for a search op's codes, else
+    None (1-d)."""
+    return CODE_ROWS if overload is not None and isinstance(_declaration(overload), Search) else None
+
+
+def _outs(overload):
+    """The names of an overload's outs, in its schema's order (``out``; hamming_topk's
+    ``values``, ``indices``); ``out`` for a function that has no overload."""
+    if overload is None:
+        return ["out"]
+    return [argument.name for argument in overload._schema.arguments if argument.is_out]
+
+
+def _results(result) -> tuple:
+    """A call's tensors: a tuple result's (hamming_topk's values, indices), or the one."""
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
 def _calls(header):
@@ -113,13 +137,17 @@ def _calls(header):
     for declaration in declarations(header):
         overload = overload_of(declaration)
         cpp, python, operands, dtype = [], {}, iter(OPERANDS), _operand_dtype(overload)
+        outs, rows = _outs(overload), _operand_rows(overload)
         for schema_type, name in declaration.parameters:
             argument = ARGUMENTS.get((schema_type, name), ARGUMENTS.get(schema_type))
-            if schema_type == "Tensor" and name != "out":
+            if schema_type == "Tensor" and name not in outs:
                 values = next(operands, OPERANDS[0])
                 converted = "" if dtype == torch.int32 else f".to(at::ScalarType::{_C10_NAMES[dtype]})"
-                cpp.append(f"ints({{{', '.join(map(str, values))}}}){converted}")
+                shaped = "" if rows is None else f".view({{{rows}, -1}})"
+                cpp.append(f"ints({{{', '.join(map(str, values))}}}){converted}{shaped}")
                 python[name] = torch.tensor(values, dtype=torch.int32).to(dtype)
+                if rows is not None:
+                    python[name] = python[name].view(rows, -1)
             elif argument is not None:
                 cpp.append(argument[0])
                 python[name] = argument[1]
@@ -127,14 +155,18 @@ def _calls(header):
                 pytest.fail(f"{declaration.text}: tests/test_cpp_api.py has no argument for a parameter of type "
                             f"{schema_type}: add one to its ARGUMENTS")
             else:
-                cpp.append(None)  # out: of the result's dtype, once the inputs are known
-        if None in cpp:
+                cpp.append(name)  # an out: of its result's dtype, once the inputs are known
+        written = [name for name in outs if name in cpp]
+        if written:
+            # Each out of the dtype of the functional overload's result in its place (the
+            # schema's outs and the results are in the same order).
             try:
-                dtype = FUNCTIONAL_FORM[overload](**python).dtype
+                dtypes = [result.dtype for result in _results(FUNCTIONAL_FORM[overload](**python))]
             except Exception:  # no overload, or one that refuses these inputs: so does the C++ call
-                dtype = torch.int32
-            python["out"] = torch.empty(0, dtype=dtype)
-            cpp[cpp.index(None)] = f"at::empty({{0}}, at::ScalarType::{_C10_NAMES[dtype]})"
+                dtypes = [torch.int32] * len(written)
+            for name, out_dtype in zip(written, dtypes):
+                python[name] = torch.empty(0, dtype=out_dtype)
+                cpp[cpp.index(name)] = f"at::empty({{0}}, at::ScalarType::{_C10_NAMES[out_dtype]})"
         calls.append((f"torchops::{declaration.name}({', '.join(cpp)})", overload, python))
     return calls
 
@@ -148,6 +180,7 @@ PROGRAM = """// Calls every function of torchops/ops.h (written by tests/test_cp
 #include <iomanip>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -157,9 +190,9 @@ at::Tensor ints(std::initializer_list<int32_t> values) {
   return tensor;
 }
 
-// "CALL ok DTYPE VALUES...", the values as int64 (as double for a floating dtype).
-void report(int call, const at::Tensor& result) {
-  std::cout << call << " ok " << result.scalar_type() << std::setprecision(17);
+// " DTYPE VALUES...", the values as int64 (as double for a floating dtype).
+void write(const at::Tensor& result) {
+  std::cout << " " << result.scalar_type() << std::setprecision(17);
   if (result.is_floating_point()) {
     const at::Tensor values = result.to(at::kDouble).contiguous();
     for (int64_t i = 0; i < values.numel(); ++i) std::cout << " " << values.data_ptr<double>()[i];
@@ -167,6 +200,24 @@ void report(int call, const at::Tensor& result) {
     const at::Tensor values = result.to(at::kLong).contiguous();
     for (int64_t i = 0; i < values.numel(); ++i) std::cout << " " << values.data_ptr<int64_t>()[i];
   }
+}
+
+// "CALL ok DTYPE VALUES...".
+void report(int call, const at::Tensor& result) {
+  std::cout << call << " ok";
+  write(result);
+  std::cout << "\\n";
+}
+
+// A tuple of tensors (std::tuple<at::Tensor, at::Tensor>, or an out= function's references):
+// "CALL ok DTYPE VALUES... ; DTYPE VALUES...", one part per tensor.
+template <class... Results>
+void report(int call, const std::tuple<Results...>& results) {
+  std::cout << call << " ok";
+  std::apply([](const auto&... result) {
+    int index = 0;
+    ((std::cout << (index++ == 0 ? "" : " ;"), write(result)), ...);
+  }, results);
   std::cout << "\\n";
 }
 
@@ -224,12 +275,16 @@ def results(tmp_path_factory, header):
 
 
 def _parsed(line):
-    """("ok", dtype, values) or ("refused",), from the program's line for a call."""
-    kind, *rest = line.split()
+    """("ok", (dtype, values), ...) (one part per tensor of the result) or ("refused",), from
+    the program's line for a call."""
+    kind, _, rest = line.partition(" ")
     if kind != "ok":
         return (kind,)
-    dtype, *values = rest
-    return kind, dtype, [int(v) if re.fullmatch(r"-?\d+", v) else float(v) for v in values]
+    parts = []
+    for part in rest.split(" ;"):
+        dtype, *values = part.split()
+        parts.append((dtype, [int(v) if re.fullmatch(r"-?\d+", v) else float(v) for v in values]))
+    return (kind, *parts)
 
 
 def _expected(overload, arguments):
@@ -238,8 +293,9 @@ def _expected(overload, arguments):
         result = overload(**arguments)
     except Exception:
         return ("refused",)
-    values = result.to(torch.float64 if result.is_floating_point() else torch.int64).flatten().tolist()
-    return "ok", _C10_NAMES[result.dtype], values
+    return ("ok", *((_C10_NAMES[tensor.dtype],
+                     tensor.to(torch.float64 if tensor.is_floating_point() else torch.int64).flatten().tolist())
+                    for tensor in _results(result)))
 
 
 @pytest.mark.deploy

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+import torchops
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "binary_embeddings.py")
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -48,10 +50,15 @@ def test_hamming_topk_finds_the_nearest(vectors, dim, k, block):
     database[1] = 0
     database[2, ::8] = 0x80  # words whose sign bit alone is set (int64's minimum)
     queries = torch.cat([database[:3], torch.randint(0, 256, (4, dim // 8), dtype=torch.uint8, generator=generator)])
-    distances, indices = binary_embeddings.hamming_topk(database, queries, k, block=block)
+    distances, indices = binary_embeddings.composite_hamming_topk(database, queries, k, block=block)
     expected = brute_force(database, queries)
     assert torch.equal(distances, torch.sort(expected, dim=1).values[:, :k])
     assert torch.equal(torch.gather(expected, 1, indices), distances)
     assert all(len(set(row)) == k for row in indices.tolist())
-    numpy_distances, _ = binary_embeddings.numpy_hamming_topk(database.numpy(), queries.numpy(), k, block=block)
+    numpy_distances, numpy_indices = binary_embeddings.numpy_hamming_topk(database.numpy(), queries.numpy(), k,
+                                                                          block=block)
     assert torch.equal(torch.from_numpy(numpy_distances).long(), distances)
+    # The op: the same distances, and the contract's order among equal ones (NumPy's keys').
+    values, nearest = torchops.hamming_topk(queries, database, k)
+    assert torch.equal(values, torch.from_numpy(numpy_distances).to(torch.int32))
+    assert torch.equal(nearest, torch.from_numpy(numpy_indices).to(torch.int64))

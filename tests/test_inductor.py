@@ -46,7 +46,7 @@ from conftest import (
     special_float_patterns,
 )
 from calls import TYPED_CALLS
-from torchops import _inductor
+from torchops import _contract, _inductor
 
 # Inductor's CPU code levels: cpp.simdlen 1 turns vectorization off; 256 and 512 pick AVX2
 # and AVX-512 (when the CPU has them).
@@ -456,6 +456,153 @@ def test_packing_out(level, rng):
 
 
 # --------------------------------------------------------------------------------------
+# The search ops: hamming_distance is a reduction over the bytes, its bit count fused into the
+# reduction's loop (no (..., M, N, B) tensor); hamming_topk calls its C++ kernel
+# (_inductor.KERNEL_CALLS), through its out= overload, and no (Q, N) matrix is made.
+# conftest.declared_functional_calls sweeps their dtypes on codes of 16 bytes (below); these
+# take batch dims that broadcast, odd and empty code sizes, strided codes and ties.
+def codes_of(shape, dtype, rng, values=256):
+    """Random codes: bytes in [0, values), viewed as `dtype` (an int8 code's bits are its byte's)."""
+    return torch.from_numpy(rng.integers(0, values, size=shape, dtype=np.uint8)).view(dtype)
+
+
+def hamming_model(x1, x2):
+    """docs/semantics.md section 16: NumPy's bit count of every pair of rows' xor, summed."""
+    a, b = x1.numpy().view(np.uint8), x2.numpy().view(np.uint8)
+    return np.bitwise_count(a[..., :, None, :] ^ b[..., None, :, :]).sum(-1, dtype=np.int64)
+
+
+#: (x1's shape, x2's shape): batch dims that broadcast both ways, code sizes below and above
+#: the vector widths (0: distances of 0; fewer than 8 bytes: Inductor unrolls the reduction),
+#: no rows on either side.
+HAMMING_SHAPES = [((5, 13), (7, 13)), ((2, 1, 3, 33), (4, 9, 33)), ((1, 4, 7), (3, 1, 6, 7)), ((3, 1), (4, 1)),
+                  ((2, 5, 0), (2, 3, 0)), ((0, 16), (3, 16)), ((3, 100), (0, 100)), ((6, 64), (67, 64))]
+
+
+def hamming_pairs(rng):
+    """The operands of hamming_everywhere: each shape on each pair of code dtypes."""
+    pairs = []
+    for shape1, shape2 in HAMMING_SHAPES:
+        for dtype1, dtype2 in ((torch.uint8, torch.uint8), (torch.int8, torch.int8), (torch.uint8, torch.int8)):
+            pairs += [codes_of(shape1, dtype1, rng), codes_of(shape2, dtype2, rng)]
+    return pairs
+
+
+def hamming_everywhere(*codes):
+    """Every pair's distances, and strided codes: a transposed x1, every other byte of x2."""
+    results = [torchops.hamming_distance(x1, x2) for x1, x2 in zip(codes[::2], codes[1::2])]
+    x1, x2 = codes[-2], codes[-1]
+    results.append(torchops.hamming_distance(x1.t().contiguous().t(), x2))
+    results.append(torchops.hamming_distance(x1[:, ::2], x2[:, 1::2]))
+    return results
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_hamming_distance(level, dynamic, rng):
+    codes = hamming_pairs(rng)
+    got, expected = compiled(hamming_everywhere, dynamic, level)(*codes), hamming_everywhere(*codes)
+    assert_same_tensors(got, expected, what=f"hamming_distance at Inductor's {level} level")
+    for result, x1, x2 in zip(got, codes[::2], codes[1::2]):  # and against NumPy
+        np.testing.assert_array_equal(result.numpy(), hamming_model(x1, x2))
+
+
+def neighbours_within(x, database, radius):
+    """Binary embeddings' search by radius: each row's codes (packbits of its signs) against the
+    database's, and how many lie within `radius` bits."""
+    distances = torchops.hamming_distance(torchops.packbits(x > 0), torchops.packbits(database > 0))
+    return distances, (distances <= radius).sum(-1)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_hamming_distance_fuses(level):
+    """The bit count runs inside the reduction's loop (vectorized at the vector levels): no
+    torchops call, and no buffer of the (M, N, B) bytes; the codes are packed first."""
+    x, database = torch.randn(6, 256), torch.randn(67, 256)
+    code = generated_code(neighbours_within, x, database, 40, level=level)
+    assert "torch.ops.torchops" not in code, code
+    assert "(6, 67, 32)" not in code, code  # no (M, N, B) buffer
+    kernels = [kernel for kernel in kernel_sources(code) if "^" in kernel]  # the one with the xor
+    assert len(kernels) == 1, code
+    if level != "scalar":
+        assert "at::vec" in kernels[0], kernels[0]
+    assert_same_tensors(compiled(neighbours_within, False, level)(x, database, 40),
+                        neighbours_within(x, database, 40))
+
+
+def hamming_distance_into(x1, x2, out, batched_out):
+    torchops.hamming_distance(x1, x2, out=out)
+    torchops.hamming_distance(x1, x2.expand(2, -1, -1), out=batched_out)
+    return out, batched_out
+
+
+def test_hamming_distance_out(rng):
+    """The out= overload writes into outs of the result's shape (Dynamo takes contiguous outs only)."""
+    x1, x2 = codes_of((5, 13), torch.uint8, rng), codes_of((7, 13), torch.int8, rng)
+
+    def outs():
+        return torch.full((5, 7), 9, dtype=torch.int32), torch.full((2, 5, 7), 9, dtype=torch.int32)
+
+    expected = hamming_distance_into(x1, x2, *outs())
+    written = outs()
+    result = compiled(hamming_distance_into, False, BEST)(x1, x2, *written)
+    assert_same_tensors(result, expected)
+    assert all(r is w for r, w in zip(result, written))  # written in place, as eager does
+
+
+def nearest(queries, database, k):
+    """The k nearest codes, and the codes of the packed signs' nearest (an extern call fed by
+    fused kernels)."""
+    values, indices = torchops.hamming_topk(queries, database, k)
+    return values, indices, database[indices], torchops.hamming_topk(queries[:, ::2], database[:, ::2], k)
+
+
+def topk_model(queries, database, k):
+    """The contract's order: nearest first, the smaller index first among equal distances."""
+    distances = torch.from_numpy(hamming_model(queries, database))
+    indices = torch.sort(distances, dim=-1, stable=True).indices[:, :k]
+    return distances.gather(-1, indices).to(torch.int32), indices
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_hamming_topk_calls_its_kernel(dynamic, rng):
+    """fullgraph=True (no graph break), eager's results with ties among the distances (bytes
+    of 0 to 3), every k from none to all; the C++ kernel is the one torchops call in the code,
+    and no (Q, N) buffer is allocated."""
+    queries = codes_of((5, 9), torch.uint8, rng, values=4)
+    database = codes_of((41, 9), torch.int8, rng, values=4)
+    for k in (0, 1, 3, 40, 41):
+        fresh = torch.compile(nearest, fullgraph=True, dynamic=dynamic, options={"fx_graph_cache": False})
+        got, code = run_and_get_code(fresh, queries, database, k)
+        expected = nearest(queries, database, k)
+        assert_same_tensors(flat(got), flat(expected), what=f"hamming_topk k={k}")
+        assert_same_tensors(got[:2], topk_model(queries, database, k), what=f"hamming_topk k={k} (model)")
+        source = "\n".join(code)
+        assert torchops_calls(source) == KERNEL_CALLS, source
+        if not dynamic and k < 41:  # (the results of k = N are (Q, N))
+            assert "(5, 41)" not in source, source
+
+
+def hamming_topk_into(queries, database, values, indices):
+    torchops.hamming_topk(queries, database, 4, out=(values, indices))
+    return values, indices
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_hamming_topk_out(dynamic, rng):
+    queries, database = codes_of((3, 5), torch.int8, rng, values=3), codes_of((11, 5), torch.uint8, rng, values=3)
+
+    def outs():
+        return torch.full((3, 4), 9, dtype=torch.int32), torch.full((3, 4), 9, dtype=torch.int64)
+
+    expected = hamming_topk_into(queries, database, *outs())
+    written = outs()
+    result = compiled(hamming_topk_into, dynamic, BEST)(queries, database, *written)
+    assert_same_tensors(result, expected)
+    assert all(r is w for r, w in zip(result, written))  # written in place, as eager does
+
+
+# --------------------------------------------------------------------------------------
 # Every op: every functional overload on every dtype its op declares, with the arguments of
 # each of its samples (conftest.declared_functional_calls), on operands that cover the dtype.
 # A new op's lowering is checked here, and under UBSan at the scalar level
@@ -466,8 +613,9 @@ def test_every_functional_overload_on_every_declared_dtype(level):
     module, inputs = calls_and_inputs(calls, tail=TAIL)
     got, expected = compiled(module, False, level)(*inputs), module(*inputs)
     assert len(got) == len(expected) == len(calls)
-    for (overload, dtype, template), g, e in zip(calls, got, expected):
-        assert_same_tensors([g], [e], what=f"{overload}{template} on {dtype_id(dtype)} at Inductor's {level} level")
+    for (overload, dtype, template), g, e in zip(calls, got, expected):  # hamming_topk's: a tuple
+        assert_same_tensors(results_of(g), results_of(e),
+                            what=f"{overload}{template} on {dtype_id(dtype)} at Inductor's {level} level")
 
 
 # --------------------------------------------------------------------------------------
@@ -570,32 +718,81 @@ def generated_code(fn, *args, level=None):
     return "\n".join(code)
 
 
-def every_overload(x, y, f):
-    """Every form of every typed function in one graph: tests/calls.py's TYPED_CALLS, which
-    reach every overload (tests/test_binding.py checks that), so a new op needs no line here."""
-    return [call(x, y, f) for _, call, _ in TYPED_CALLS]
-
-
 def every_overload_inputs(dtype):
     x = make_tensor(list(range(40)), dtype)
     y = make_tensor([k % 9 for k in range(40)], dtype)
     return x, y, torch.linspace(-3, 3, 40)
 
 
+def typed_calls_taking(dtype):
+    """The rows of tests/calls.py's TYPED_CALLS that take every_overload_inputs(dtype): all of
+    them, but a search function's (hamming_distance, hamming_topk: x and c viewed as codes) on
+    a dtype that is not a code's, which it refuses (a TypeError, eagerly)."""
+    from torchops._contract import Search, declaration_of
+
+    taken = []
+    for row in TYPED_CALLS:
+        _, call, overload = row
+        if isinstance(declaration_of(overload), Search):
+            try:
+                call(*every_overload_inputs(dtype))
+            except TypeError:
+                continue
+        taken.append(row)
+    return taken
+
+
+@functools.cache
+def every_overload_of(dtype):
+    """Every form of every typed function that takes x of `dtype`, in one graph:
+    typed_calls_taking(dtype), which on int8 and uint8 are all of TYPED_CALLS, which reach
+    every overload (tests/test_binding.py checks that), so a new op needs no line here."""
+    calls = [call for _, call, _ in typed_calls_taking(dtype)]
+
+    def every_overload(x, y, f):
+        return [call(x, y, f) for call in calls]
+
+    return every_overload
+
+
+def results_of(value):
+    """A call's results as a list: hamming_topk's values and indices, another op's one tensor."""
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def flat(results):
+    """The tensors of a list of calls' results, one after the other."""
+    return [tensor for result in results for tensor in results_of(result)]
+
+
 def torchops_calls(code):
     return set(re.findall(r"(torch\.ops\.torchops\.\w+\.\w+)\(", code))
 
 
+#: The torchops calls the code of a fusing graph may hold: the C++ kernels of the ops whose
+#: lowering calls them (_inductor.KERNEL_CALLS: hamming_topk), through the out= overload.
+KERNEL_CALLS = {f"torch.ops.{_contract.OUT_FORM.get(overload, overload)}" for overload in _inductor.KERNEL_CALLS}
+
+
+def test_typed_calls_on_codes_are_every_typed_call():
+    # int8 and uint8 are codes: there every row of TYPED_CALLS is compiled.
+    assert len(typed_calls_taking(torch.int8)) == len(typed_calls_taking(torch.uint8)) == len(TYPED_CALLS)
+
+
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
 def test_generated_code_never_calls_torchops(dtype):
-    assert torchops_calls(generated_code(every_overload, *every_overload_inputs(dtype))) == set()
+    # ... but the C++ kernels whose lowerings call them (hamming_topk's: a search).
+    calls = torchops_calls(generated_code(every_overload_of(dtype), *every_overload_inputs(dtype)))
+    searches = {overload for _, _, overload in typed_calls_taking(dtype) if overload in _inductor.KERNEL_CALLS}
+    assert calls == (KERNEL_CALLS if searches else set())
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-@pytest.mark.parametrize("dtype", [torch.int32, torch.uint16, torch.uint64], ids=dtype_id)
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int32, torch.uint16, torch.uint64], ids=dtype_id)
 def test_kernel_calling_lowerings_call_every_overload(dtype, dynamic):
     """register(fuse=False), the lowerings of TORCHOPS_INDUCTOR_LOWERINGS=0: every overload
     calls the C++ kernel from the compiled graph and writes what eager writes."""
+    every_overload = every_overload_of(dtype)
     expected_inputs, inputs = every_overload_inputs(dtype), every_overload_inputs(dtype)
     expected = every_overload(*expected_inputs)
     _inductor.register(fuse=False)
@@ -606,12 +803,15 @@ def test_kernel_calling_lowerings_call_every_overload(dtype, dynamic):
         _inductor.register()
         torch._dynamo.reset()
         compiled.cache_clear()
-    assert_same_tensors(list(result) + list(inputs), list(expected) + list(expected_inputs))
+    assert_same_tensors(flat(result) + list(inputs), flat(expected) + list(expected_inputs))
     # A functional overload is called as itself or as its out= overload, into a buffer
     # Inductor allocates (which Inductor does for an op that has an out= overload tagged
-    # torch.Tag.out).
-    writing = {f"torch.ops.{overload}" for overload in _inductor.OVERLOADS if overload._schema.is_mutable}
-    functional = {f"torch.ops.{overload}" for overload in _inductor.OVERLOADS if not overload._schema.is_mutable}
+    # torch.Tag.out). Every overload of an op that the calls reach (the search functions: on
+    # codes only).
+    ops = {overload._schema.name for _, _, overload in typed_calls_taking(dtype)}
+    reached = [overload for overload in _inductor.OVERLOADS if overload._schema.name in ops]
+    writing = {f"torch.ops.{overload}" for overload in reached if overload._schema.is_mutable}
+    functional = {f"torch.ops.{overload}" for overload in reached if not overload._schema.is_mutable}
     assert writing <= torchops_calls("\n".join(code)) <= writing | functional
 
 
@@ -789,7 +989,7 @@ def test_generated_code_has_no_undefined_behaviour(tmp_path):
     compiler.chmod(0o755)
     env = {**os.environ, "TORCHOPS_TEST_INDUCTOR_CXX": str(compiler), "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
     selection = ("scalar and (tensor_and_0d or python_int or signbit or bitwise_count or in_place or every_functional "
-                 "or packing)")
+                 "or packing or hamming)")
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", selection],
         env=env, capture_output=True, text=True, timeout=1800,

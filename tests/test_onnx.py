@@ -23,6 +23,7 @@ import torch
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 pytest.importorskip("onnxruntime")
+ir = pytest.importorskip("onnx_ir")  # onnxscript's IR
 
 import onnx.helper  # noqa: E402
 
@@ -68,10 +69,16 @@ SCALAR_COUNTS = [-(2**63), -65, -1, 0, 1, 7, 8, 9, 15, 16, 31, 32, 63, 64, 255, 
 API_COUNTS = [-(2**70), 2**70]
 
 
+def results_of(value):
+    """A call's results as a list: hamming_topk's values and indices, another op's one tensor."""
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
 def assert_runs_like_eager(program, model, args):
     got = torchops.onnx.run(program, args)
     expected = model(*[a.clone() for a in args])  # a model may shift its inputs in place
-    expected = list(expected) if isinstance(expected, tuple) else [expected]
+    # torch.onnx's outputs: the model's results flattened (a hamming_topk's two tensors)
+    expected = torch.utils._pytree.tree_leaves(expected)
     assert_same_tensors(got, expected, "onnxruntime")
 
 
@@ -347,12 +354,18 @@ def test_every_functional_overload_on_every_declared_dtype_is_exact(opset):
             calls = [(o, d, t) for o, d, t in calls if (op_name(o), d) not in named]
     assert opset != HIGHEST or not refused, f"refused at opset {opset}: {refused}"
     onnx.checker.check_model(program.model_proto, full_check=True)
-    got, expected = torchops.onnx.run(program, inputs), model(*inputs)
-    assert len(got) == len(expected) == len(calls)
-    for (overload, dtype, template), g, e in zip(calls, got, expected):
-        what = f"{overload}{template} on {dtype_id(dtype)} at opset {opset}"
+    # A call of several results (hamming_topk's values and indices) is as many model outputs.
+    expected = []
+    for (overload, dtype, template), results in zip(calls, map(results_of, model(*inputs))):
+        for i, e in enumerate(results):
+            which = "" if len(results) == 1 else f" result {i}"
+            expected.append((f"{overload}{template}{which} on {dtype_id(dtype)} at opset {opset}", e))
+    got = torchops.onnx.run(program, inputs)
+    assert len(got) == len(expected) >= len(calls)
+    for g, (what, e) in zip(got, expected):
         assert (g.dtype, g.shape) == (e.dtype, e.shape), \
             f"{what}: {g.dtype} {list(g.shape)}, eager {e.dtype} {list(e.shape)}"
+        g, e = g.flatten(), e.flatten()  # a search's results are 2-d: positions in the flattened result
         differ = (as_bits(g) != as_bits(e)).nonzero().flatten()[:5]  # as_bits: a NaN result is its bits
         assert not len(differ), (f"{what}: onnxruntime differs from eager at {differ.tolist()}: "
                                  f"{g[differ].tolist()} against {e[differ].tolist()}")
@@ -414,6 +427,76 @@ def test_packing_out_into_an_input_and_a_resized_buffer():
     args = (x, packed, torch.zeros(3, 4, dtype=torch.uint8))
     program = torchops.onnx.export(PackingInto(), tuple(a.clone() for a in args), verify=True)
     assert_runs_like_eager(program, PackingInto(), tuple(a.clone() for a in args))
+
+
+# the search ops beyond the sweep: batch dims that broadcast, odd and empty code sizes, ties
+# (TopK orders distinct keys, distance * N + index: its own order among equal values, which
+# ONNX leaves open, never shows), every k from none to all, dynamic sizes, out= with two outs
+
+
+class Searches(torch.nn.Module):
+    def forward(self, x1, x2, queries, database):
+        outputs = [T.hamming_distance(x1, x2), T.hamming_distance(x1[..., :0], x2[..., :0]),
+                   T.hamming_distance(x2[0], x1[0, 0]), T.hamming_distance(queries, database)]
+        for k in (0, 1, 4, 12):
+            outputs += T.hamming_topk(queries, database, k)
+        outputs += T.hamming_topk(queries, database, database.shape[0])  # every code: k = N (a SymInt)
+        outputs += T.hamming_topk(queries[:0], database, 2)
+        return tuple(outputs)
+
+
+def search_inputs(m, n, q, size, seed):
+    """x1 (2, 1, m, 13) and x2 (3, n, 13), of random bytes; queries (q, 9) and database (size, 9)
+    of bytes in [0, 4): many equal distances."""
+    rng = np.random.default_rng(seed)
+
+    def codes(shape, dtype, values=256):
+        return torch.from_numpy(rng.integers(0, values, size=shape, dtype=np.uint8)).view(dtype)
+
+    return (codes((2, 1, m, 13), torch.uint8), codes((3, n, 13), torch.int8), codes((q, 9), torch.uint8, 4),
+            codes((size, 9), torch.int8, 4))
+
+
+@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+def test_hamming_distance_and_topk_with_ties_and_dynamic_sizes(opset):
+    dims = [torch.export.Dim(name, min=low) for name, low in (("m", 2), ("n", 2), ("q", 2), ("size", 12))]
+    shapes = ({2: dims[0]}, {1: dims[1]}, {0: dims[2]}, {0: dims[3]})
+    program = torchops.onnx.export(Searches(), search_inputs(5, 7, 6, 40, 0), opset_version=opset,
+                                   dynamic_shapes=shapes)
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    # TopK takes the int64 keys, never the distances themselves
+    topks = [node for node in program.model.graph if node.op_type == "TopK"]
+    assert topks and all(node.inputs[0].dtype == ir.DataType.INT64 for node in topks)
+    for args in (search_inputs(5, 7, 6, 40, 1), search_inputs(2, 9, 3, 12, 2), search_inputs(17, 2, 33, 300, 3)):
+        assert_runs_like_eager(program, Searches(), args)
+
+
+class SearchesInto(torch.nn.Module):
+    def forward(self, queries, database, values, indices):
+        made = torch.empty(0, dtype=torch.int32), torch.empty(0, dtype=torch.int64)
+        distances = torch.empty(0, dtype=torch.int32)
+        torchops.hamming_topk(queries, database, 3, out=(values, indices))  # inputs of the result's shape
+        nearest = T.hamming_topk.out(queries, database, 5, values=made[0], indices=made[1])  # buffers, resized
+        T.hamming_distance.out(queries, database, out=distances)
+        return values + 1, indices, nearest[1], made[0], distances
+
+
+def test_hamming_out_into_inputs_and_resized_buffers():
+    queries, database = search_inputs(2, 2, 4, 11, 4)[2:]
+    args = (queries, database, torch.zeros(4, 3, dtype=torch.int32), torch.zeros(4, 3, dtype=torch.int64))
+    program = torchops.onnx.export(SearchesInto(), tuple(a.clone() for a in args), verify=True)
+    assert_runs_like_eager(program, SearchesInto(), tuple(a.clone() for a in args))
+
+
+def test_hamming_topk_of_other_dtypes_is_refused_by_name():
+    class Topk(torch.nn.Module):
+        def forward(self, queries, database):
+            return T.hamming_topk(queries, database, 1)
+
+    table = torchops.onnx.translation_table()
+    with pytest.raises(Exception, match=r"torchops\.hamming_topk: queries must be a uint8 or int8 tensor"):
+        torch.onnx.export(Topk(), (torch.zeros(2, 3, dtype=torch.int16), torch.zeros(4, 3, dtype=torch.uint8)),
+                          dynamo=True, custom_translation_table=table)
 
 
 # signbit of floats: exact at opset 26 and up, refused below

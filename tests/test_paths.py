@@ -75,7 +75,7 @@ from conftest import (
     dtype_id, interesting_counts, interesting_values, special_float_patterns,
 )
 from torchops import _triton
-from torchops._contract import OVERLOADS, Packing, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, Search, declaration_of, op_name
 
 # Examples per overload; Triton's interpreter costs milliseconds a call, hence fewer on its path.
 EXAMPLES = 200 if SAMPLED else 800
@@ -268,8 +268,12 @@ def outcome(path, call):
         except Exception as error:  # noqa: BLE001 (the error is the answer compared)
             seen = {"error": (type(error).__name__, str(error))}
         else:
-            returned = [name for name, tensor in call.named_tensors() if tensor is result]
-            seen = {"result is": returned or "a new tensor", **state("result", result)}
+            results = result if isinstance(result, tuple) else (result,)  # hamming_topk's two
+            seen = {}
+            for index, one in enumerate(results):
+                key = "result" if len(results) == 1 else f"result[{index}]"
+                returned = [name for name, tensor in call.named_tensors() if tensor is one]
+                seen.update({f"{key} is": returned or "a new tensor", **state(key, one)})
     seen["warnings"] = warned
     for name, tensor in call.named_tensors():
         seen.update(state(f"{name} afterwards", tensor))
@@ -408,6 +412,8 @@ def value_strategy(argument, samples):
         # a packing op's dim or count: out of range, too negative, past the end (not so far
         # past it that the result would not fit in memory)
         "Optional[int]": st.none() | st.integers(-70, 70),
+        # a search op's k: negative, 0, past the database
+        "SymInt": st.integers(-3, 45),
     }.get(str(argument.type))
     return st.sampled_from(samples) if hostile is None else mostly(st.sampled_from(samples), hostile)
 
@@ -428,16 +434,37 @@ def sampled_arguments(overload):
 
 
 @st.composite
+def code_shapes(draw):
+    """The shapes of a search op's two operands: codes of B bytes, (..., M, B) and (..., N, B),
+    their batch dims broadcasting (mostly none); now and then a code size that differs, or
+    an operand of one dim."""
+    size = draw(st.sampled_from((0, 1, 5, 8, 16, 17, 32, 40, 64, 100, 128)))
+    batch = draw(mostly(st.just(()), shapes().map(lambda shape: tuple(shape[:2]))))
+    first = (*batch, draw(st.integers(0, 6)), size)
+    second = (*draw(operand_shapes(batch)), draw(mostly(st.integers(1, 40), st.integers(0, 300))),
+              draw(mostly(st.just(size), st.integers(0, 9))))
+    if draw(st.integers(0, 15)) == 15:
+        first = first[-1:]
+    return iter((first, second))
+
+
+@st.composite
 def calls(draw, overload):
     """A call of `overload` (module docstring): the same derivation for every op."""
-    declared = declaration_of(overload).dtypes
+    declaration = declaration_of(overload)
+    declared = declaration.dtypes
     dtypes = mostly(st.sampled_from(declared), st.sampled_from([d for d in UNDECLARED_DTYPES if d not in declared]))
     templates = sampled_arguments(overload)
-    shape = draw(shapes(longest=70 if isinstance(declaration_of(overload), Packing) else 5))
-    args, out_argument = [], None
+    shape = draw(shapes(longest=70 if isinstance(declaration, Packing) else 5))
+    searched = draw(code_shapes()) if isinstance(declaration, Search) else None
+    args, out_arguments = [], []
     for index, argument in enumerate(overload._schema.arguments):
         if argument.kwarg_only and writes(argument):
-            out_argument = argument
+            out_arguments.append(argument)
+        elif isinstance(argument.type, torch.TensorType) and searched is not None:
+            first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+            dtype = draw(dtypes if first is None else st.just(first.dtype) | dtypes)
+            args.append(draw(tensors(next(searched), dtype)))
         elif isinstance(argument.type, torch.TensorType):
             first = next((a for a in args if isinstance(a, torch.Tensor)), None)
             if first is not None and draw(st.integers(0, 9)) == 9:
@@ -451,29 +478,31 @@ def calls(draw, overload):
         else:
             samples = [t[index] if index < len(t) else argument.default_value for t in templates]
             args.append(draw(value_strategy(argument, samples)))
-    if out_argument is None:
-        return Call(overload, tuple(args), {})
-    return Call(overload, tuple(args), {out_argument.name: draw(outs(overload, args, declared))})
+    return Call(overload, tuple(args), {argument.name: draw(outs(overload, args, declared, index))
+                                        for index, argument in enumerate(out_arguments)})
 
 
-def result_of(overload, args):
-    """The dtype and shape of the call's result (of its x for a refused call)."""
+def result_of(overload, args, index=0):
+    """The dtype and shape of the call's result (its `index`th: hamming_topk has two; of its
+    x for a refused call)."""
     operands = [a for a in args if isinstance(a, torch.Tensor)]
     declaration = declaration_of(overload)
     try:
         if isinstance(declaration, Packing):  # its result's shape is not x's
             checked = declaration.check(op_name(overload), *args)
             return checked.dtype, checked.shape
+        if isinstance(declaration, Search):
+            return declaration.check(op_name(overload), *args).results[index]
         return (declaration.check(op_name(overload), *args), torch.broadcast_shapes(*(t.shape for t in operands)))
     except Exception:  # noqa: BLE001
         return operands[0].dtype, operands[0].shape
 
 
 @st.composite
-def outs(draw, overload, args, declared):
-    """out= of every kind, for a call with these arguments."""
+def outs(draw, overload, args, declared, index=0):
+    """out= of every kind, for a call with these arguments (its `index`th out)."""
     operands = [a for a in args if isinstance(a, torch.Tensor)]
-    dtype, shape = result_of(overload, args)
+    dtype, shape = result_of(overload, args, index)
     kind = draw(mostly(st.just("of the result's shape"),
                        st.sampled_from(["empty", "of another shape", "of another dtype", "x itself", "overlapping x"])))
     event(f"out {kind}")
@@ -535,7 +564,8 @@ def swept_calls(overload):
                 operands = iter([strided(shape, dtype, 0, *layout) for layout, dtype in zip(layouts, types)])
                 args = tuple(next(operands) if a is None else a for a in template)
                 out = [a.name for a in overload._schema.arguments if a.kwarg_only and writes(a)]
-                kwargs = {name: torch.empty(0, dtype=result_of(overload, args)[0]) for name in out}
+                kwargs = {name: torch.empty(0, dtype=result_of(overload, args, index)[0])
+                          for index, name in enumerate(out)}
                 yield Call(overload, args, kwargs)
 
 
@@ -583,8 +613,7 @@ def fixed_calls():
     for name, overload, make_args, *make_kwargs in OPCHECK_SAMPLES:
         cases.append((f"sample-{name}", Call(overload, make_args(), make_kwargs[0]() if make_kwargs else {})))
     for bad in BAD_CALLS:
-        args = bad.tensors[:-1] + bad.args if bad.out else bad.tensors + bad.args
-        cases.append((f"bad-{bad.id}", Call(bad.overload, args, {"out": bad.tensors[-1]} if bad.out else {})))
+        cases.append((f"bad-{bad.id}", Call(bad.overload, bad.inputs + bad.args, bad.out_kwargs)))
     return cases
 
 

@@ -13,7 +13,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torchops
-from torchops._contract import OVERLOADS, Packing, declaration_of
+from torchops._contract import OVERLOADS, Packing, Search, declaration_of
 
 import model
 from calls import BAD_CALLS, OPCHECK_SAMPLES, TYPED_CALLS, counts_of, floats_of, ints_of
@@ -93,24 +93,31 @@ def test_schemas_are_the_contract():
 def test_writing_overloads_carry_atens_tags():
     # As ATen's: an out= overload returns its out (Tag.out), an in-place one its x (Tag.inplace).
     # Every overload is pt2-compliant; pointwise, all but the packing ops' (their result's
-    # shape is not x's: Inductor must not fuse them as pointwise).
+    # shape is not x's: Inductor must not fuse them as pointwise) and the search ops' (they
+    # reduce over codes). A search op's out= overload writes each of its results' outs
+    # (hamming_topk's values and indices) and returns them in order.
     for overload in OVERLOADS:
         schema = overload._schema
         written = [arg for arg in schema.arguments if arg.alias_info is not None and arg.alias_info.is_write]
         kinds = {torch.Tag.out, torch.Tag.inplace} & set(overload.tags)
         assert torch.Tag.pt2_compliant_tag in overload.tags, overload
-        pointwise = not isinstance(declaration_of(overload), Packing)
+        pointwise = not isinstance(declaration_of(overload), (Packing, Search))
         assert (torch.Tag.pointwise in overload.tags) == pointwise, overload
         if not written:
-            assert not kinds and str(schema.returns[0].type) == "Tensor" and schema.returns[0].alias_info is None
+            assert not kinds and all(str(r.type) == "Tensor" and r.alias_info is None for r in schema.returns)
             continue
-        (arg,) = written
-        if arg.kwarg_only:
-            assert arg.name == "out" and kinds == {torch.Tag.out}, overload
-        else:
-            assert arg.name == schema.arguments[0].name and kinds == {torch.Tag.inplace}, overload
-        returned = schema.returns[0].alias_info
-        assert returned.is_write and returned.before_set == arg.alias_info.before_set, overload
+        if len(written) > 1:
+            assert isinstance(declaration_of(overload), Search), overload
+            assert [a.name for a in written] == list(declaration_of(overload).outs), overload
+        for arg, returned in zip(written, schema.returns, strict=True):
+            if arg.kwarg_only:
+                assert arg.name in ("out", *declaration_of(overload).outs) if isinstance(
+                    declaration_of(overload), Search) else arg.name == "out", overload
+                assert kinds == {torch.Tag.out}, overload
+            else:
+                assert arg.name == schema.arguments[0].name and kinds == {torch.Tag.inplace}, overload
+            assert returned.alias_info.is_write and returned.alias_info.before_set == arg.alias_info.before_set, \
+                overload
 
 
 # --------------------------------------------------------------------------
@@ -126,10 +133,13 @@ def test_fake_kernel_output_metadata_matches_real(sample):
     with FakeTensorMode() as mode:
         fake_args = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
         fake = overload(*fake_args)
-    assert fake.shape == real.shape
-    assert fake.dtype == real.dtype
-    assert fake.stride() == real.stride()
-    assert not fake.requires_grad
+    fakes, reals = (fake, real) if isinstance(real, tuple) else ((fake,), (real,))  # hamming_topk's two
+    assert len(fakes) == len(reals)
+    for fake, real in zip(fakes, reals):
+        assert fake.shape == real.shape
+        assert fake.dtype == real.dtype
+        assert fake.stride() == real.stride()
+        assert not fake.requires_grad
 
 
 @pytest.mark.parametrize("case", BAD_CALLS, ids=[c.id for c in BAD_CALLS])

@@ -5,6 +5,7 @@ Any use of PyTorch's per-example fallback fails a test: the fallback is switched
 then raises instead of looping), warnings are errors, and stderr (where the fallback's C++
 warning goes when the op is called through torch.ops) is checked.
 """
+import re
 import warnings
 
 import pytest
@@ -45,15 +46,24 @@ def select(arg, bdim, i):
 
 
 def loop(fn, args, in_dims):
-    return torch.stack([fn(*[select(a, d, i) for a, d in zip(args, in_dims)]) for i in range(B)])
+    """The per-example calls, stacked; an op of several results (hamming_topk's values and
+    indices) gives a tuple of stacks."""
+    results = [fn(*[select(a, d, i) for a, d in zip(args, in_dims)]) for i in range(B)]
+    if isinstance(results[0], tuple):
+        return tuple(torch.stack(parts) for parts in zip(*results))
+    return torch.stack(results)
 
 
 def check(fn, args, in_dims):
     got = torch.vmap(fn, in_dims=in_dims)(*args)
-    want = loop(fn, args, in_dims)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert torch.equal(got, want)
+    check_same(fn, got, loop(fn, args, in_dims))
     return got
+
+
+def check_same(name, got, want):
+    """vmap's results (a tuple for hamming_topk) equal the loop's, dtypes included."""
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w), name
 
 
 def counts(shape, dtype, gen):
@@ -321,17 +331,20 @@ def test_signbit(dtype, xd):
 
 
 @pytest.mark.parametrize("sample", FUNCTIONAL_SAMPLES, ids=[sample[0] for sample in FUNCTIONAL_SAMPLES])
-@pytest.mark.parametrize("batched", ["all", "first"])
+@pytest.mark.parametrize("batched", ["all", "first", "last"])
 def test_every_functional_sample_under_vmap(sample, batched):
     """Each functional overload's opcheck samples (tests/calls.py), as a batch of B examples
     (the sample's values permuted) with the batch dim last: one call for the whole batch,
-    the per-example loop's answers."""
+    the per-example loop's answers. Every tensor batched, the first only, or the last only
+    (a shift's count, hamming_distance's x2, hamming_topk's database)."""
     _, overload, make_args, *_ = sample
     args = [a.detach() if isinstance(a, torch.Tensor) else a for a in make_args()]
     gen = torch.Generator().manual_seed(11)
+    tensors = [k for k, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    chosen = {"all": tensors, "first": tensors[:1], "last": tensors[-1:]}[batched]
     in_dims = []
     for k, a in enumerate(args):
-        if isinstance(a, torch.Tensor) and (batched == "all" or k == 0):
+        if k in chosen:
             examples = [a.flatten()[torch.randperm(a.numel(), generator=gen)].reshape(a.shape) for _ in range(B)]
             args[k] = torch.stack(examples, dim=a.dim())
             in_dims.append(a.dim())
@@ -350,13 +363,23 @@ def test_typed_api_under_vmap():
     y = counts((4, B), torch.int32, gen)
     floats = torch.randn((B, 3, 4), generator=gen)
     # Every form of every typed function (tests/calls.py's TYPED_CALLS: a new op's join with
-    # no edit here), and an int x.
-    functions = {name: call for name, call, _ in TYPED_CALLS}
-    functions["int x"] = lambda a, b, f: torchops.bitwise_left_shift(1, b)
-    for name, f in functions.items():
-        got = torch.vmap(f, in_dims=(0, 1, 0))(x, y, floats)
-        want = torch.stack([f(x[i], y[:, i], floats[i]) for i in range(B)])
-        assert got.dtype == want.dtype and torch.equal(got, want), name
+    # no edit here), on what the rows are written for (tests/test_binding.py's inputs): int8 x
+    # and counts of x's shape (the search functions read both as codes, two rows each).
+    x8 = rand((B, 3, 4), torch.int8, gen)
+    c8 = counts((3, 4, B), torch.int8, gen)
+    for name, f, _ in TYPED_CALLS:
+        want = loop(f, (x8, c8, floats), (0, 2, 0))
+        if re.search(r"\bout=\(?torch\.empty\(", f.source):
+            # A row whose out is made inside the call, of no operand (torch.empty, not
+            # torch.empty_like(x) or x.new_empty): under vmap it is one out for a batch of
+            # results, which vmap refuses (as for an unbatched out passed in).
+            with pytest.raises(RuntimeError, match=r"^vmap: torchops\.\w+\(\.\.\., \w+=\w+\) is not possible"):
+                torch.vmap(f, in_dims=(0, 2, 0))(x8, c8, floats)
+            continue
+        check_same(name, torch.vmap(f, in_dims=(0, 2, 0))(x8, c8, floats), want)
+    # An int x.
+    f = lambda a, b, f: torchops.bitwise_left_shift(1, b)
+    check_same("int x", torch.vmap(f, in_dims=(0, 1, 0))(x, y, floats), loop(f, (x, y, floats), (0, 1, 0)))
     want = torch.stack([torchops.bitwise_right_shift(x[i], y[:, i]) for i in range(B)])
     got = x.clone()
     returned = torch.vmap(lambda a, b: torchops.bitwise_right_shift_(a, b), in_dims=(0, 1))(got, y)
@@ -500,3 +523,205 @@ def test_packing_out_refusals():
     with pytest.raises(RuntimeError, match=r"out has shape \[4, 9\] per example but the result has shape \[4, 5\]"):
         torch.vmap(f)(x, torch.zeros(B, 4, 9, dtype=torch.uint8))
     assert torch.equal(shared, torch.zeros(4, 5, dtype=torch.uint8))
+
+
+# --- the search ops ---------------------------------------------------------------------
+# hamming_distance: the vmapped dim is one more batch dim of either operand (or both), the
+# examples' batch dims broadcast as they would alone. hamming_topk: a batch of queries is one
+# search; a batch of databases one search per example. Each against the per-example loop.
+
+
+def codes(shape, gen, dtype=torch.uint8):
+    return rand(shape, dtype, gen)
+
+
+def tied_codes(shape, gen):
+    """Codes of few bit patterns: many equal distances, whose order (the smaller index
+    first) the batched search must keep."""
+    return rand(shape, torch.int64, gen, lo=0, hi=3).to(torch.uint8) * 0x11
+
+
+# (x1 per example, its in_dim, x2 per example, its in_dim)
+DISTANCE_CASES = [
+    ((3, 5), 0, (4, 5), 0),
+    ((3, 5), 2, (4, 5), None),
+    ((3, 5), None, (4, 5), 1),
+    ((2, 3, 5), 1, (4, 5), 2),          # x1 of higher rank, both batched
+    ((4, 5), 0, (2, 1, 3, 4, 5), 3),    # x2 of higher rank, batched inside its batch dims
+    ((3, 5), None, (2, 4, 5), 0),       # only x2 batched, with a batch dim of its own
+    ((2, 1, 3, 8), 4, (4, 6, 8), None),  # only x1 batched, batch dims broadcast two ways
+    ((1, 3, 8), 0, (2, 4, 8), 0),
+    ((0, 5), 0, (4, 5), None),          # no rows
+    ((3, 0), 1, (2, 0), 0),             # codes of 0 bytes
+]
+
+
+@pytest.mark.parametrize("case", DISTANCE_CASES, ids=[str(c) for c in DISTANCE_CASES])
+@pytest.mark.parametrize("dtypes", [(torch.uint8, torch.uint8), (torch.int8, torch.uint8)], ids=["uint8", "mixed"])
+def test_hamming_distance_either_operand_batched(case, dtypes):
+    gen = torch.Generator().manual_seed(20)
+    s1, d1, s2, d2 = case
+    x1 = codes(s1 if d1 is None else _with_batch(s1, d1), gen, dtypes[0])
+    x2 = codes(s2 if d2 is None else _with_batch(s2, d2), gen, dtypes[1])
+    got = check(lambda a, b: op.hamming_distance(a, b), (x1, x2), (d1, d2))
+    assert got.dtype == torch.int32
+
+
+# (queries per example, its in_dim, database per example, its in_dim, k)
+TOPK_CASES = [
+    ((3, 8), 0, (9, 8), None, 4),       # a batch of queries: one search
+    ((3, 8), 2, (9, 8), None, 9),
+    ((3, 8), None, (9, 8), 0, 4),       # a batch of databases: a search each
+    ((3, 8), None, (9, 8), 2, 1),
+    ((3, 8), 1, (9, 8), 1, 3),          # both
+    ((3, 8), 0, (9, 8), 2, 0),          # k = 0
+    ((0, 8), 0, (5, 8), None, 2),       # no queries
+    ((0, 8), 1, (5, 8), 0, 2),
+    ((4, 5), 0, (0, 5), 0, 0),          # an empty database
+    ((2, 0), 0, (6, 0), 1, 6),          # codes of 0 bytes: every distance 0, the indices in order
+]
+
+
+@pytest.mark.parametrize("case", TOPK_CASES, ids=[str(c) for c in TOPK_CASES])
+@pytest.mark.parametrize("make", [codes, tied_codes], ids=["codes", "ties"])
+def test_hamming_topk_queries_or_database_batched(case, make):
+    gen = torch.Generator().manual_seed(21)
+    sq, dq, sd, dd, k = case
+    queries = make(sq if dq is None else _with_batch(sq, dq), gen)
+    database = make(sd if dd is None else _with_batch(sd, dd), gen)
+    values, indices = check(lambda q, d: op.hamming_topk(q, d, k), (queries, database), (dq, dd))
+    assert values.dtype == torch.int32 and indices.dtype == torch.int64
+
+
+def test_search_nested_and_composed():
+    gen = torch.Generator().manual_seed(22)
+    queries = codes((B, 3, 2, 8), gen)   # outer dim 0, inner dim 1
+    database = codes((7, 8, B), gen)     # outer dim 2, not batched inside
+    f = lambda q, d: op.hamming_topk(q, d, 3)
+    got = torch.vmap(torch.vmap(f, in_dims=(1, None)), in_dims=(0, 2))(queries, database)
+    for i in range(B):
+        for j in range(2):
+            want = f(queries[i, :, j], database[..., i])
+            assert torch.equal(got[0][i, j], want[0]) and torch.equal(got[1][i, j], want[1])
+    # hamming_distance of packed signs, a batch of embeddings each
+    x = torch.randn(B, 3, 16, generator=gen)
+    y = torch.randn(4, 16, B, generator=gen)
+    g = lambda a, b: op.hamming_distance(op.packbits(a > 0), op.packbits(b > 0))
+    check(g, (x, y), (0, 2))
+    rows = x.unsqueeze(2)  # (B, 3, 1, 16): inside, each row of an example is an x1 of one row
+    d = torch.vmap(torch.vmap(g, in_dims=(0, None)), in_dims=(0, 2))(rows, y)
+    assert torch.equal(d, torch.stack([torch.stack([g(rows[i, j], y[..., i]) for j in range(3)])
+                                       for i in range(B)]))
+
+
+@pytest.mark.parametrize("fn,args,in_dims", [
+    (lambda a, b: op.hamming_distance(a, b), (torch.zeros(B, 5, dtype=torch.uint8),
+                                              torch.zeros(B, 4, 5, dtype=torch.uint8)), (0, 0)),  # 1-d x1 (2-d batched)
+    (lambda a, b: op.hamming_distance(a, b), (torch.zeros(B, 3, 5, dtype=torch.uint8),
+                                              torch.zeros(4, 6, dtype=torch.uint8)), (0, None)),
+    (lambda a, b: op.hamming_distance(a, b), (torch.zeros(B, 2, 3, 5, dtype=torch.uint8),
+                                              torch.zeros(B, 3, 4, 5, dtype=torch.uint8)), (0, 0)),
+    (lambda a, b: op.hamming_topk(a, b, 2), (torch.zeros(B, 2, 3, 5, dtype=torch.uint8),
+                                             torch.zeros(4, 5, dtype=torch.uint8)), (0, None)),  # 3-d queries
+    (lambda a, b: op.hamming_topk(a, b, 2), (torch.zeros(3, 5, dtype=torch.uint8),
+                                             torch.zeros(B, 5, dtype=torch.uint8)), (None, 0)),  # 1-d database
+    (lambda a, b: op.hamming_topk(a, b, 5), (torch.zeros(B, 3, 5, dtype=torch.uint8),
+                                             torch.zeros(B, 4, 5, dtype=torch.uint8)), (0, 0)),  # k > N
+    (lambda a, b: op.hamming_topk(a, b, 1), (torch.zeros(B, 3, 5, dtype=torch.int16),
+                                             torch.zeros(4, 5, dtype=torch.uint8)), (0, None)),
+])
+def test_search_errors_name_the_example(fn, args, in_dims):
+    with pytest.raises(Exception) as batched:
+        torch.vmap(fn, in_dims=in_dims)(*args)
+    with pytest.raises(Exception) as example:
+        fn(*[select(a, d, 0) for a, d in zip(args, in_dims)])
+    assert type(batched.value) is type(example.value) and str(batched.value) == str(example.value)
+
+
+@pytest.mark.parametrize("xd,yd,od", [(0, 0, 0), (1, None, 2), (None, 2, 1), (None, None, 0)])
+def test_hamming_distance_out(xd, yd, od):
+    gen = torch.Generator().manual_seed(23)
+    x1 = codes((3, 6) if xd is None else _with_batch((3, 6), xd), gen)
+    x2 = codes((4, 6) if yd is None else _with_batch((4, 6), yd), gen, torch.int8)
+    out = torch.full(_with_batch((3, 4), od), -1, dtype=torch.int32)
+    f = lambda a, b, o: op.hamming_distance.out(a, b, out=o)
+    want = _out_loop(f, out, od, (x1, x2), (xd, yd))
+
+    def g(a, b, o):
+        assert f(a, b, o) is o
+        return o
+
+    returned = torch.vmap(g, in_dims=(xd, yd, od), out_dims=od)(x1, x2, out)
+    assert torch.equal(out, want) and torch.equal(returned, want)
+
+
+@pytest.mark.parametrize("qd,dd,vd,id_", [(0, None, 0, 0), (1, 0, 2, 1), (None, 2, 0, 2), (None, None, 1, 0)])
+def test_hamming_topk_out(qd, dd, vd, id_):
+    gen = torch.Generator().manual_seed(24)
+    queries = tied_codes((3, 4) if qd is None else _with_batch((3, 4), qd), gen)
+    database = tied_codes((8, 4) if dd is None else _with_batch((8, 4), dd), gen)
+    values = torch.full(_with_batch((3, 5), vd), -1, dtype=torch.int32)
+    indices = torch.full(_with_batch((3, 5), id_), -1, dtype=torch.int64)
+    want_values, want_indices = values.clone(), indices.clone()
+    for i in range(B):
+        op.hamming_topk.out(select(queries, qd, i), select(database, dd, i), 5,
+                            values=want_values.select(vd, i), indices=want_indices.select(id_, i))
+
+    def g(q, d, v, ix):
+        returned = op.hamming_topk.out(q, d, 5, values=v, indices=ix)
+        assert returned[0] is v and returned[1] is ix
+        return v, ix
+
+    got = torch.vmap(g, in_dims=(qd, dd, vd, id_), out_dims=(vd, id_))(queries, database, values, indices)
+    assert torch.equal(values, want_values) and torch.equal(indices, want_indices)
+    assert torch.equal(got[0], want_values) and torch.equal(got[1], want_indices)
+
+
+def test_search_out_refusals():
+    queries = torch.zeros(B, 3, 4, dtype=torch.uint8)
+    database = torch.zeros(6, 4, dtype=torch.uint8)
+    f = lambda q, v, i: op.hamming_topk.out(q, database, 2, values=v, indices=i)
+    values, indices = torch.zeros(B, 3, 2, dtype=torch.int32), torch.zeros(B, 3, 2, dtype=torch.int64)
+    # indices is refused before values is written
+    with pytest.raises(TypeError, match="^torchops.hamming_topk: indices must be an int64 tensor, got int32$"):
+        torch.vmap(f)(queries, values - 1, values)
+    with pytest.raises(TypeError, match="^torchops.hamming_topk: values must be an int32 tensor, got int64$"):
+        torch.vmap(f)(queries, indices, indices)
+    shared = torch.full((3, 2), 7, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match=r"^vmap: torchops.hamming_topk\(\.\.\., indices=indices\) is not possible"):
+        torch.vmap(f, in_dims=(0, 0, None))(queries, values, shared)
+    assert torch.equal(values, torch.zeros(B, 3, 2, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match=r"indices has shape \[3, 5\] per example but the result has shape \[3, 2\]"):
+        torch.vmap(f)(queries, values, torch.zeros(B, 3, 5, dtype=torch.int64))
+    assert torch.equal(values, torch.zeros(B, 3, 2, dtype=torch.int32))
+    assert torch.equal(shared, torch.full((3, 2), 7, dtype=torch.int64))
+    g = lambda a, o: op.hamming_distance.out(a, database, out=o)
+    with pytest.raises(RuntimeError, match="hamming_distance: out has dtype int64 but the result has dtype int32"):
+        torch.vmap(g)(queries, torch.zeros(B, 3, 6, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match=r"^vmap: torchops.hamming_distance\(\.\.\., out=out\) is not possible"):
+        torch.vmap(g, in_dims=(0, None))(queries, torch.zeros(3, 6, dtype=torch.int32))
+
+
+@pytest.mark.usefixtures("call_path")
+def test_search_typed_api_under_vmap():
+    # torchops.hamming_distance and torchops.hamming_topk (their twins under vmap), out= too:
+    # the named tuple of hamming_topk's results, batched.
+    gen = torch.Generator().manual_seed(25)
+    queries, database = tied_codes((B, 3, 4), gen), tied_codes((6, 4, B), gen)
+    got = torch.vmap(lambda q, d: torchops.hamming_topk(q, d, 4), in_dims=(0, 2))(queries, database)
+    want = loop(lambda q, d: tuple(torchops.hamming_topk(q, d, 4)), (queries, database), (0, 2))
+    assert isinstance(got, torchops.HammingTopk)
+    check_same("hamming_topk", tuple(got), want)
+    values, indices = torch.zeros(B, 3, 4, dtype=torch.int32), torch.zeros(3, 4, B, dtype=torch.int64)
+
+    def g(q, d, v, i):
+        returned = torchops.hamming_topk(q, d, 4, out=(v, i))
+        assert returned.values is v and returned.indices is i
+        return v, i
+
+    torch.vmap(g, in_dims=(0, 2, 0, 2), out_dims=(0, 2))(queries, database, values, indices)
+    assert torch.equal(values, want[0]) and torch.equal(indices, want[1].movedim(0, 2))
+    out = torch.zeros(3, 6, B, dtype=torch.int32)
+    torch.vmap(lambda q, d, o: torchops.hamming_distance(q, d, out=o), in_dims=(0, 2, 2), out_dims=2)(
+        queries, database, out)
+    assert torch.equal(out, torch.stack([torchops.hamming_distance(queries[i], database[..., i]) for i in range(B)], 2))

@@ -1,6 +1,6 @@
 """torchops: bit operations as PyTorch operators: shifts (left, arithmetic right, logical
 right), signbit, bit counts, bit packing (NumPy's packbits and unpackbits; 1-, 2- and 4-bit
-fields).
+fields), Hamming distances and nearest-code search over packed binary codes.
 
 The rules are stated in docs/semantics.md. The operators are registered under
 ``torch.ops.torchops`` (``bitshift``, ``bitshift_``, ``signbit``, ``bitwise_count``, ...,
@@ -36,6 +36,7 @@ from torchops import ops  # noqa: E402
 from torchops._build_info import VERSION as __version__  # noqa: E402
 from torchops._fastpath import call_path  # noqa: E402,F401
 from torchops.ops import *  # noqa: E402,F401,F403  (the public API, listed in ops.__all__)
+from torchops.ops import HammingTopk  # noqa: E402,F401  (hamming_topk's result type, as torch.return_types.topk)
 
 # torch.compile's lowerings, once Inductor loads (importing it here would cost seconds).
 _on_import.call_when_imported("torch._inductor.lowering", _inductor.register, "the Inductor lowerings")

@@ -26,6 +26,8 @@ PACKBITS = "torchops.packbits"
 UNPACKBITS = "torchops.unpackbits"
 PACK = "torchops.pack"
 UNPACK = "torchops.unpack"
+HAMMING_DISTANCE = "torchops.hamming_distance"
+HAMMING_TOPK = "torchops.hamming_topk"
 
 #: The dtypes a shift takes, for x and for a tensor count.
 SHIFT_DTYPES = (
@@ -42,6 +44,8 @@ BITWISE_COUNT_DTYPES = SHIFT_DTYPES + (torch.bool,)
 PACK_DTYPES = SHIFT_DTYPES + (torch.bool,)
 #: The dtype unpackbits and unpack take: packed bytes.
 UNPACK_DTYPES = (torch.uint8,)
+#: The dtypes of packed codes, which hamming_distance and hamming_topk compare bit by bit.
+CODE_DTYPES = (torch.uint8, torch.int8)
 #: The field widths pack and unpack take, in bits (8 // bits fields a byte).
 PACK_BITS = (1, 2, 4)
 #: The orders of the fields in a byte: "big" puts the first in the most significant bits.
@@ -338,6 +342,81 @@ def _check_unpack(op: str, x: Tensor, bits: int, dim: int | None = -1, count: in
     return _unpack_call(op, x, bits, dim, count, bitorder, signed, "fields")
 
 
+@dataclass(frozen=True)
+class Search:
+    """An op that compares codes (hamming_distance, hamming_topk): two tensors of packed codes,
+    one a row, reduced over their bytes; not pointwise.
+
+    ``check(op, a, b, *args)`` takes the arguments of either overload (the schema's, the outs
+    aside), runs the op's checks in its C++ entries' order and words (csrc/ops/hamming.cpp)
+    and returns a ``SearchCall``. ``dtypes``: the dtypes codes take. ``names``: its two code
+    operands' names, ``outs``: its results' names, as its out= overload calls them.
+    """
+
+    check: Callable[..., "SearchCall"]
+    dtypes: tuple
+    names: tuple
+    outs: tuple
+
+
+@dataclass(frozen=True)
+class SearchCall:
+    """A checked call of a search op: each result's dtype and shape (SymInts under dynamic
+    shapes), in the schema's order; ``batch``: hamming_distance's broadcast batch shape."""
+
+    results: tuple  # ((dtype, shape), ...)
+    batch: tuple = ()
+
+
+def _check_codes(op: str, arg: str, codes: Tensor) -> None:
+    torch._check_type(codes is not None, lambda: f"{op}: {arg} must be a tensor, got None")
+    torch._check_type(
+        codes.dtype in CODE_DTYPES,
+        lambda: f"{op}: {arg} must be a uint8 or int8 tensor of packed codes, got {dtype_name(codes.dtype)}; pack "
+                "float embeddings' signs with torchops.packbits(x > 0), and view codes held in wider integers as "
+                "bytes with x.view(torch.uint8)")
+
+
+def _check_code_dims(op: str, arg: str, codes: Tensor, shape: str, exact: bool) -> None:
+    ok = codes.dim() == 2 if exact else codes.dim() >= 2
+    torch._check_value(ok, lambda: f"{op}: {arg} must have {'2 dims' if exact else 'at least 2 dims'} {shape}, "
+                                   f"one code a row, got a {codes.dim()}-d tensor")
+
+
+def _check_code_bytes(op: str, first: str, a: Tensor, second: str, b: Tensor) -> None:
+    torch._check_value(a.shape[-1] == b.shape[-1],
+                       lambda: f"{op}: {first} and {second} must hold codes of the same size, got {a.shape[-1]} "
+                               f"bytes ({first}) and {b.shape[-1]} bytes ({second})")
+
+
+def _check_hamming_distance(op: str, x1: Tensor, x2: Tensor) -> SearchCall:
+    _check_codes(op, "x1", x1)
+    _check_codes(op, "x2", x2)
+    _check_code_dims(op, "x1", x1, "(..., M, B)", False)
+    _check_code_dims(op, "x2", x2, "(..., N, B)", False)
+    _check_code_bytes(op, "x1", x1, "x2", x2)
+    batch1, batch2 = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    try:
+        batch = tuple(torch.broadcast_shapes(batch1, batch2))
+    except RuntimeError:
+        raise ValueError(f"{op}: x1's batch dims {list(batch1)} and x2's {list(batch2)} do not broadcast") from None
+    return SearchCall(((torch.int32, batch + (x1.shape[-2], x2.shape[-2])),), batch)
+
+
+def _check_hamming_topk(op: str, queries: Tensor, database: Tensor, k: int) -> SearchCall:
+    _check_codes(op, "queries", queries)
+    _check_codes(op, "database", database)
+    _check_code_dims(op, "queries", queries, "(Q, B)", True)
+    _check_code_dims(op, "database", database, "(N, B)", True)
+    _check_code_bytes(op, "queries", queries, "database", database)
+    n = database.shape[0]
+    if not (0 <= k and k <= n):
+        raise IndexError(f"{op}: k {k} is out of range for a database of {n} codes (expected 0 <= k <= {n}, "
+                         "as torch.topk)")
+    shape = (queries.shape[0], k)
+    return SearchCall(((torch.int32, shape), (torch.int64, shape)))
+
+
 #: Every op's declaration, by its name (an in-place op, ``bitshift_``, is its op's).
 DECLARATIONS = {
     "bitshift": Pointwise(_check_bitshift, SHIFT_DTYPES, promotes=True, noun="shift"),
@@ -347,4 +426,6 @@ DECLARATIONS = {
     "unpackbits": Packing(_check_unpackbits, UNPACK_DTYPES),
     "pack": Packing(_check_pack, PACK_DTYPES),
     "unpack": Packing(_check_unpack, UNPACK_DTYPES),
+    "hamming_distance": Search(_check_hamming_distance, CODE_DTYPES, ("x1", "x2"), ("out",)),
+    "hamming_topk": Search(_check_hamming_topk, CODE_DTYPES, ("queries", "database"), ("values", "indices")),
 }

@@ -20,7 +20,7 @@ from torch._prims_common import (
     make_contiguous_strides_for,
 )
 
-from torchops._contract import OVERLOADS, Packing, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, Search, declaration_of, op_name
 from torchops._contract import dtype_name as _name
 
 
@@ -28,13 +28,14 @@ def _shape(shape) -> str:
     return str(list(shape))
 
 
-def _check_device(op: str, x: Tensor, **others: Tensor) -> None:
+def _check_device(op: str, x: Tensor, first: str = "x", **others: Tensor) -> None:
     # A meta tensor beside CPU ones dispatches here (Meta outranks CPU); the device-generic
     # kernels (csrc/ops/composite.cpp) say the same of a CUDA tensor beside a CPU one.
+    # `first`: x's name in the op's messages.
     for name, tensor in others.items():
         torch._check(
-            tensor.device == x.device,
-            lambda: f"{op}: {name} is on device {tensor.device} but x is on device {x.device}; "
+            x is None or tensor is None or tensor.device == x.device,
+            lambda: f"{op}: {name} is on device {tensor.device} but {first} is on device {x.device}; "
             "all tensors must be on one device",
         )
 
@@ -79,10 +80,11 @@ def _resized_out(out: Tensor, inputs: tuple[Tensor, ...], shape) -> Tensor:
 
 def bind(overload, args: tuple, kwargs: dict) -> list:
     """The values of an overload's arguments in its schema's order, defaults filled in and
-    ``out`` left out: a call may pass an argument by name, or leave one at its default."""
+    the outs (``out``; hamming_topk's ``values`` and ``indices``) left out: a call may pass an
+    argument by name, or leave one at its default."""
     values = []
     for i, argument in enumerate(overload._schema.arguments):
-        if argument.name == "out":
+        if argument.is_out:
             continue
         if i < len(args):
             values.append(args[i])
@@ -101,8 +103,8 @@ def kind_of(overload) -> str:
 
 
 def argument_names(overload) -> list:
-    """The names of an overload's arguments, ``out`` aside, in its schema's order (bind's)."""
-    return [argument.name for argument in overload._schema.arguments if argument.name != "out"]
+    """The names of an overload's arguments, the outs aside, in its schema's order (bind's)."""
+    return [argument.name for argument in overload._schema.arguments if not argument.is_out]
 
 
 def _check_inplace_dtype(op: str, noun: str, dtype: torch.dtype, operands: dict) -> None:
@@ -209,6 +211,56 @@ def _packing_fake_kernel(overload):
     return fake
 
 
+def _search_fake_kernel(overload):
+    """The fake kernel of a search op's overload (hamming_distance, hamming_topk): the device
+    check of every tensor against the first, the op's checks (its declaration, which gives
+    each result's dtype and shape), then each out's checks in csrc/ops/hamming.cpp's order:
+    defined and of its dtype, then no overlap with the codes or an earlier out, then resized.
+    A new result is contiguous; an out of another shape is resized (contiguous), one of the
+    result's shape keeps its strides."""
+    op, declaration, kind = op_name(overload), declaration_of(overload), kind_of(overload)
+    first_name, second_name = declaration.names
+
+    def fake(*args, **kwargs):
+        values = bind(overload, args, kwargs)
+        first, second = values[0], values[1]
+        outs = {name: kwargs.get(name) for name in declaration.outs} if kind == "out" else {}
+        _check_device(op, first, first_name, **{second_name: second}, **outs)
+        call = declaration.check(op, *values)
+        if kind == "functional":
+            results = tuple(torch.empty(shape, dtype=dtype, device=first.device) for dtype, shape in call.results)
+            return results if len(results) > 1 else results[0]
+        for (name, out), (dtype, _) in zip(outs.items(), call.results):
+            torch._check_type(out is not None, lambda: f"{op}: {name} must be a tensor, got None")
+        if len(outs) == 1:
+            _check_out_dtype(op, outs["out"], call.results[0][0])
+        else:
+            for (name, out), (dtype, _) in zip(outs.items(), call.results):
+                torch._check_type(out.dtype == dtype, lambda: f"{op}: {name} must be an {_name(dtype)} tensor, "
+                                                              f"got {_name(out.dtype)}")
+        written = [first, second]
+        for out, (_, shape) in zip(outs.values(), call.results):
+            for tensor in written:
+                _check_no_overlap(op, out, tensor)
+            if tuple(out.shape) != tuple(shape):
+                out.resize_(shape)
+                for tensor in written:
+                    _check_no_overlap(op, out, tensor)  # a resized out can reach an input's memory
+            written.append(out)
+        return tuple(outs.values()) if len(outs) > 1 else outs["out"]
+
+    fake.__name__ = f"{overload._schema.name.removeprefix('torchops::')}_{overload._overloadname}_fake"
+    return fake
+
+
+def _fake_kernel_for(overload):
+    declaration = declaration_of(overload)
+    if isinstance(declaration, Packing):
+        return _packing_fake_kernel(overload)
+    if isinstance(declaration, Search):
+        return _search_fake_kernel(overload)
+    return _fake_kernel(overload)
+
+
 for _overload in OVERLOADS:
-    _make = _packing_fake_kernel if isinstance(declaration_of(_overload), Packing) else _fake_kernel
-    torch.library.register_fake(_overload)(_make(_overload))
+    torch.library.register_fake(_overload)(_fake_kernel_for(_overload))

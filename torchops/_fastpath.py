@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 
 from torchops import _on_import
 from torchops._twins import TWINS as _TWINS  # the binding checks that it has a compiled function for each, and no other
+from torchops._twins import HammingTopk as _HammingTopk  # hamming_topk's result, which the binding makes too
 from torchops._twins import say_as as _say_as
 
 _CALL_PATHS = ("binding", "torch.ops")
@@ -46,7 +47,7 @@ def _load() -> tuple[object | None, dict[str, Callable]]:
             stacklevel=3,
         )
         return None, dict(_TWINS)
-    return _binding, _binding._connect(_TWINS, _say_as)
+    return _binding, _binding._connect(_TWINS, _say_as, _HammingTopk)
 
 
 _binding, FUNCTIONS = _load()

@@ -6,9 +6,13 @@ that reaches Inductor is written in Inductor's pointwise IR (``ops.*``), so it f
 its neighbours like a builtin. The packing ops change a dim's size, and are pointwise over
 their result: each packed byte loads the elements of its group, each unpacked field loads its
 byte, so ``packbits(x > 0)`` never writes the bools and an unpack's fields go straight into
-the code that reads them. They follow docs/semantics.md exactly; only Inductor uses
-them: eager calls keep the C++ kernels, torch.export and TorchScript keep the ``torchops::``
-ops in their graphs, and the ONNX export has translations of its own (``torchops/onnx.py``).
+the code that reads them. hamming_distance is a reduction over the codes' bytes, the bit
+count of each byte's xor computed inside the reduction's loop (no (..., M, N, B) tensor).
+hamming_topk alone calls its C++ kernel from the compiled graph (``KERNEL_CALLS``): its
+lowering would need the (Q, N) distances the op never makes. They follow docs/semantics.md
+exactly; only Inductor uses them: eager calls keep the C++ kernels, torch.export and
+TorchScript keep the ``torchops::`` ops in their graphs, and the ONNX export has translations
+of its own (``torchops/onnx.py``).
 
 Inductor has no public way to add a lowering: this module is the one place that touches
 ``torch._inductor.lowering``, and only on the torch releases its tests pass on
@@ -68,6 +72,18 @@ COMPUTED_AS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint6
 #: code: at least the lanes of any of its vector loops (32: bfloat16 on AVX-512), so that the
 #: group's bytes are the same in every lane.
 GROUP = 32
+
+#: The ops whose lowerings always call the C++ kernel (from the compiled graph, through the
+#: out= overload): hamming_topk's result is a selection among N distances per query, which
+#: Inductor's IR could express only through the (Q, N) matrix of them that the op never makes
+#: (docs/semantics.md section 16), and then through a sort whose order among equal keys the
+#: contract fixes and Inductor's topk does not.
+KERNEL_CALL_OPS = ("hamming_topk",)
+#: Every overload of those ops: the C++ calls the generated code of a fusing graph may hold.
+KERNEL_CALLS = tuple(o for o in OVERLOADS if o._schema.name.removeprefix("torchops::") in KERNEL_CALL_OPS)
+
+#: Each out= overload's outs, in its schema's order (``out``; hamming_topk's values, indices).
+_OUT_NAMES = {o: tuple(a.name for a in o._schema.arguments if a.is_out) for o in OVERLOADS if torch.Tag.out in o.tags}
 
 _CALL_KERNEL = object()  # what a lowering returns to ask for the C++ kernel
 _registered: dict = {}  # "fuse": which lowerings are in Inductor's table, "table": them
@@ -150,7 +166,8 @@ def _lowerings(fuse: bool) -> dict:
     make_pointwise, broadcast_tensors = lowering.make_pointwise, lowering.broadcast_tensors
     mutate_to, fallback_handler, empty_strided = lowering.mutate_to, lowering.fallback_handler, lowering.empty_strided
     bitcast, view = lowering.to_dtype_bitcast, lowering.view
-    from torch._inductor.ir import Pointwise
+    broadcast_symbolic_shapes = lowering.broadcast_symbolic_shapes
+    from torch._inductor.ir import Pointwise, Reduction
     from torch._inductor.utils import convert_shape_to_inductor, sympy_product
     from torch.utils._sympy.functions import CeilDiv, FloorDiv
 
@@ -159,20 +176,27 @@ def _lowerings(fuse: bool) -> dict:
 
     def call_kernel(overload, args, kwargs):
         """The C++ kernel of `overload`, called from the compiled graph. A functional overload
-        writes, through its out= overload, into a buffer of the layout its fake kernel gives,
-        as Inductor does itself for custom ops with an out= overload from torch 2.14; torch
-        2.13's Inductor builds that layout from the symbolic sizes as they are and fails under
-        dynamic=True. A writing overload's call returns what it wrote, but Inductor would take
-        that for a new buffer (and could reuse the written one's memory while it holds the
-        result): the written argument itself is the result, its write recorded."""
+        writes, through its out= overload, into buffers of the layouts its fake kernel gives
+        (one per result: hamming_topk's values and indices), as Inductor does itself for custom
+        ops with an out= overload from torch 2.14; torch 2.13's Inductor builds that layout
+        from the symbolic sizes as they are and fails under dynamic=True. A writing overload's
+        call returns what it wrote, but Inductor would take that for a new buffer (and could
+        reuse the written one's memory while it holds the result): the written arguments
+        themselves are the result, their writes recorded."""
         if overload in out_overload:
+            writing = out_overload[overload]
             example = V.graph.current_node.meta["val"]
-            out = empty_strided(convert_shape_to_inductor(example.size()), convert_shape_to_inductor(example.stride()),
-                                dtype=example.dtype, device=example.device)
-            fallback_handler(out_overload[overload], add_to_fallback_set=False)(*args, **kwargs, out=out)
-            return out
+            examples = tuple(example) if isinstance(example, (tuple, list)) else (example,)
+            outs = [empty_strided(convert_shape_to_inductor(e.size()), convert_shape_to_inductor(e.stride()),
+                                  dtype=e.dtype, device=e.device) for e in examples]
+            outs_by_name = dict(zip(_OUT_NAMES[writing], outs))
+            fallback_handler(writing, add_to_fallback_set=False)(*args, **kwargs, **outs_by_name)
+            return tuple(outs) if isinstance(example, (tuple, list)) else outs[0]
         fallback_handler(overload, add_to_fallback_set=False)(*args, **kwargs)
-        return kwargs["out"] if torch.Tag.out in overload.tags else args[0]
+        if torch.Tag.out not in overload.tags:
+            return args[0]
+        written = tuple(kwargs[name] for name in _OUT_NAMES[overload])
+        return written if len(written) > 1 else written[0]
 
     def lowers(overload):
         """Registers the decorated lowering for `overload`; it returns _CALL_KERNEL to ask for
@@ -293,6 +317,31 @@ def _lowerings(fuse: bool) -> dict:
                 return ops.constant(False, torch.bool)
         return make_pointwise(fn, override_return_dtype=torch.bool)(x)
 
+    def count_nonnegative(value, dtype: torch.dtype, bits: int):
+        """The 1 bits of `value`, a value of `dtype` known to be in [0, 2**bits) and in [0, MAX]
+        (bits is at most the width of dtype, a multiple of 8): the classic SWAR count, 2-, 4-,
+        8-bit fields, then the bytes summed by shifts (a multiply could overflow), each mask
+        without the sign bit, so that no partial sum reaches it (signed overflow is undefined in
+        the generated C++). Shared by bitwise_count (bits: the width) and hamming_distance
+        (bits=8: the xor of two bytes, on int32)."""
+        largest = torch.iinfo(dtype).max
+
+        def constant(c):
+            return ops.constant(c, dtype)
+
+        for step, pattern in ((1, 0x55), (2, 0x33)):
+            mask = constant(int(f"{pattern:02x}" * (bits // 8), 16) & largest)
+            value = ops.add(ops.bitwise_and(value, mask),
+                            ops.bitwise_and(ops.bitwise_right_shift(value, constant(step)), mask))
+        value = ops.add(value, ops.bitwise_right_shift(value, constant(4)))
+        value = ops.bitwise_and(value, constant(int("0f" * (bits // 8), 16)))
+        if bits == 8:  # one byte: its count, at most 8, is the value
+            return value
+        for step in (8, 16, 32):
+            if step < bits:
+                value = ops.add(value, ops.bitwise_right_shift(value, constant(step)))
+        return ops.bitwise_and(value, constant(0x7F))
+
     def bitwise_count_of(x):
         """The 1 bits of |x| (docs/semantics.md section 7), as uint8, on the signed dtype of x's
         width (unsigned operands are bit-cast views, as the shifts'). No step may overflow a
@@ -310,29 +359,15 @@ def _lowerings(fuse: bool) -> dict:
         def constant(value):
             return ops.constant(value, compute)
 
-        def count_nonnegative(value):
-            # The classic SWAR count: 2-, 4-, 8-bit fields, then the bytes summed by shifts
-            # (a multiply could overflow), each mask without the sign bit.
-            for step, pattern in ((1, 0x55), (2, 0x33)):
-                mask = constant(int(f"{pattern:02x}" * (bits // 8), 16) & largest)
-                value = ops.add(ops.bitwise_and(value, mask),
-                                ops.bitwise_and(ops.bitwise_right_shift(value, constant(step)), mask))
-            value = ops.add(value, ops.bitwise_right_shift(value, constant(4)))
-            value = ops.bitwise_and(value, constant(int("0f" * (bits // 8), 16)))
-            for step in (8, 16, 32):
-                if step < bits:
-                    value = ops.add(value, ops.bitwise_right_shift(value, constant(step)))
-            return ops.bitwise_and(value, constant(0x7F))
-
         def fn(value):
             if dtype.is_signed:
                 most_negative = ops.eq(value, constant(-largest - 1))
                 value = ops.where(most_negative, constant(0), value)
                 magnitude = ops.where(ops.lt(value, constant(0)), ops.neg(value), value)
-                count = ops.where(most_negative, constant(1), count_nonnegative(magnitude))
+                count = ops.where(most_negative, constant(1), count_nonnegative(magnitude, compute, bits))
             else:
                 top = ops.to_dtype(ops.lt(value, constant(0)), compute)
-                count = ops.add(count_nonnegative(ops.bitwise_and(value, constant(largest))), top)
+                count = ops.add(count_nonnegative(ops.bitwise_and(value, constant(largest)), compute, bits), top)
             return ops.to_dtype(count, torch.uint8)
 
         operand = bitcast(x, compute) if dtype != compute else x
@@ -565,5 +600,62 @@ def _lowerings(fuse: bool) -> dict:
     @lowers(_op.unpack.out)
     def unpack_out(x, bits, dim=-1, count=None, bitorder="big", signed=False, *, out):
         return write_into(out, unpack_of(x, bits, dim, count, bitorder, signed))
+
+    def hamming_distance_of(x1, x2):
+        """hamming_distance (docs/semantics.md section 16) as a Reduction: the int32 sum over the
+        B bytes of the bit count of x1[..., i, b] ^ x2[..., j, b], the batch dims broadcast.
+        Each byte is loaded as int32 (an int8 sign-extended) and the xor masked to its low 8
+        bits, so the count runs on values in [0, 256) (count_nonnegative, as bitwise_count's):
+        no step could overflow, and the sum is at most 8 * B, as the kernels' int32. Inductor
+        fuses the bit count into the reduction's loop: no (..., M, N, B) tensor is made. Codes
+        made by a pointwise producer (packbits(x > 0)) are read N or M times each: Inductor
+        realizes them first when recomputing them would cost (mark_reuse)."""
+        sizes1, sizes2 = list(x1.get_size()), list(x2.get_size())
+        batch = list(broadcast_symbolic_shapes(sizes1[:-2], sizes2[:-2]))
+        rows1, rows2, nbytes = sizes1[-2], sizes2[-2], sizes1[-1]
+        masked = torch.int8 in (x1.get_dtype(), x2.get_dtype())  # sign-extended bits above the byte
+        for codes in (x1, x2):
+            codes.mark_reuse(2)
+        load1, load2 = x1.make_loader(), x2.make_loader()
+
+        def batch_index(index, sizes):
+            """The output's batch index as an operand of batch dims `sizes` reads it: aligned
+            to the right, a dim of size 1 broadcast."""
+            own = index[len(batch) - len(sizes):len(batch)] if sizes else []
+            return [sympy.S.Zero if V.graph.sizevars.is_size_one_or_false(size) else i for size, i in zip(sizes, own)]
+
+        def distance(index, reduction_index):
+            (b,) = reduction_index
+            i, j = index[len(batch)], index[len(batch) + 1]
+            byte1 = ops.to_dtype(load1([*batch_index(index, sizes1[:-2]), i, b]), torch.int32)
+            byte2 = ops.to_dtype(load2([*batch_index(index, sizes2[:-2]), j, b]), torch.int32)
+            xor = ops.bitwise_xor(byte1, byte2)
+            if masked:
+                xor = ops.bitwise_and(xor, ops.constant(0xFF, torch.int32))
+            return count_nonnegative(xor, torch.int32, 8)
+
+        result = Reduction.create(device=x1.get_device(), dst_dtype=torch.int32, src_dtype=torch.int32,
+                                  inner_fn=distance, ranges=[*batch, rows1, rows2], reduction_ranges=[nbytes],
+                                  reduction_type="sum")
+        if isinstance(result.data.data, Reduction):  # not unrolled into a Pointwise (few bytes)
+            result.realize()
+        return result
+
+    @lowers(_op.hamming_distance.default)
+    def hamming_distance(x1, x2):
+        return hamming_distance_of(x1, x2)
+
+    @lowers(_op.hamming_distance.out)
+    def hamming_distance_out(x1, x2, *, out):
+        return write_into(out, hamming_distance_of(x1, x2))
+
+    # hamming_topk: the C++ kernel, always (KERNEL_CALL_OPS).
+    @lowers(_op.hamming_topk.default)
+    def hamming_topk(queries, database, k):
+        return _CALL_KERNEL
+
+    @lowers(_op.hamming_topk.out)
+    def hamming_topk_out(queries, database, k, *, values, indices):
+        return _CALL_KERNEL
 
     return table

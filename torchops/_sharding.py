@@ -5,7 +5,12 @@ and nothing else: a DTensor sharded (or replicated) on any dims is shifted on ea
 without communication, and the result keeps the sharding. `_operand_placement` states the
 rule once. The packing ops (packbits, unpackbits, pack, unpack: a `Packing` declaration)
 work along one dim: sharded on any other, the same holds; sharded on that one (or flattened
-by dim=None), x is redistributed first (`_packing_strategies` says why). `_rule_of` feeds the rules to DTensor through the
+by dim=None), x is redistributed first (`_packing_strategies` says why). The search ops (a
+`Search` declaration): hamming_distance keeps a shard of a batch dim or of either operand's
+rows, and gives a `Partial("sum")` result for operands sharded on their bytes
+(`_distance_strategies`); hamming_topk keeps a shard of the queries' rows, and searches a
+database sharded by rows shard by shard, merging the shards' candidates exactly
+(`_topk_handler`, `sharded_hamming_topk`). `_rule_of` feeds the rules to DTensor through the
 public `torch.distributed.tensor.experimental.register_sharding`, for every overload of
 every op (an op needs no code here): in-place and out= ones too, which DTensor runs like its
 own (they return the tensor they wrote, as ATen's do), keeping the written tensor's placements.
@@ -99,11 +104,68 @@ def _packing_strategies(shape: Sequence[int], packed_dim: int | None):
     return strategies
 
 
+def _distance_strategies(shape1: Sequence[int], shape2: Sequence[int]):
+    """Every accepted (output placements, (x1, x2) placements) of hamming_distance for one mesh
+    dim, x1 of `shape1` (..., M, B) and x2 of `shape2` (..., N, B), the output (..., M, N) of
+    the broadcast batch shape:
+
+    - all replicated;
+    - the output sharded on a batch dim: each operand as `_operand_placement` says of its
+      batch dims (sharded on the same dim where it has the output's size there, replicated
+      where it broadcasts), as a pointwise op's operands;
+    - the output sharded on its rows (M): x1 sharded on its rows, x2 replicated (a row of the
+      output is one code of x1 against all of x2), and on its columns (N) the other way round;
+    - `Partial("sum")`: x1 and x2 both sharded on their bytes (B, equal in both, so the same
+      bytes of every code on each rank). A distance is the sum over the bytes of the bits that
+      differ, so each rank's distances over its bytes sum to the distance: exactly, in int32,
+      which every backend's all-reduce takes. An operand sharded on its bytes beside a
+      replicated one is sliced to the same bytes at no cost, and the result reduced when
+      DTensor needs it whole (as for a matmul sharded on its contracted dim); where the
+      output must be replicated (a replicated out=), the operands are gathered instead.
+
+    A Partial operand is reduced first, as for every op here (the sum of codes is not a code)."""
+    from torch.distributed.tensor import Partial, Replicate, Shard
+
+    batch1, batch2 = tuple(shape1[:-2]), tuple(shape2[:-2])
+    batch = tuple(torch.broadcast_shapes(batch1, batch2))
+    rows = len(batch)
+    strategies = [([Replicate()], [Replicate(), Replicate()])]
+    strategies += [([Shard(d)], [_operand_placement(batch1, batch, d), _operand_placement(batch2, batch, d)])
+                   for d in range(rows)]
+    strategies += [
+        ([Shard(rows)], [Shard(len(shape1) - 2), Replicate()]),
+        ([Shard(rows + 1)], [Replicate(), Shard(len(shape2) - 2)]),
+        ([Partial("sum")], [Shard(len(shape1) - 1), Shard(len(shape2) - 1)]),
+    ]
+    return strategies
+
+
+def _topk_strategies():
+    """Every accepted ((values, indices) placements, (queries, database) placements) of
+    hamming_topk for one mesh dim: all replicated, or the queries sharded on their rows and
+    the results with them (a query's k nearest do not depend on the other queries).
+
+    The database is never sharded here: a search of one shard of the database finds that
+    shard's k nearest, and the k nearest of the whole database are a merge of every shard's
+    (by distance, then index, the indices made global), which no placement of the results
+    expresses (it is neither a shard nor a Partial sum of them). So through these strategies
+    a database sharded by rows would be gathered (exact, at the cost of the database on every
+    rank); `_topk_handler` takes those calls instead and merges the shards' candidates. These
+    strategies stay the op's sharding rule: what DTensor's sharding propagation (and a torch
+    without the handler's extension point) applies."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    return [
+        ([Replicate(), Replicate()], [Replicate(), Replicate()]),
+        ([Shard(0), Shard(0)], [Shard(0), Replicate()]),
+    ]
+
+
 def _into_out(strategies):
-    """The strategies of an out= overload: the out tensor (its last tensor argument) takes
-    the output's placements. DTensor keeps those that leave out's placements as they are,
-    and an out of another shape is resized on each rank, as ATen resizes it, into the
-    output's global shape."""
+    """The strategies of an out= overload: the out tensors (its last tensor arguments: `out`,
+    or hamming_topk's `values` and `indices`) take the outputs' placements. DTensor keeps
+    those that leave the outs' placements as they are, and an out of another shape is resized
+    on each rank, as ATen resizes it, into the output's global shape."""
     return [(output, operands + output) for output, operands in strategies]
 
 
@@ -128,9 +190,34 @@ def _packing_rule_of(overload):
     return rule
 
 
+#: Each search op's strategies, from the shapes of its two tensors of codes.
+_SEARCH_STRATEGIES = {
+    "hamming_distance": _distance_strategies,
+    "hamming_topk": lambda queries_shape, database_shape: _topk_strategies(),
+}
+
+
+def _search_rule_of(overload):
+    kind = _fake.kind_of(overload)
+    name = overload._schema.name.removeprefix("torchops::")
+    if name not in _SEARCH_STRATEGIES:
+        raise KeyError(f"torchops.{name} is a search op without a sharding rule: add it to torchops/_sharding.py's "
+                       "_SEARCH_STRATEGIES")
+    strategies_of = _SEARCH_STRATEGIES[name]
+
+    def rule(*args, **kwargs):
+        first, second = _fake.bind(overload, args, kwargs)[:2]
+        strategies = strategies_of(first.shape, second.shape)
+        return _into_out(strategies) if kind == "out" else strategies
+
+    return rule
+
+
 def _rule_of(overload):
     if isinstance(_contract.declaration_of(overload), _contract.Packing):
         return _packing_rule_of(overload)
+    if isinstance(_contract.declaration_of(overload), _contract.Search):
+        return _search_rule_of(overload)
     kind = _fake.kind_of(overload)
     op = _contract.op_name(overload)
     names = _fake.argument_names(overload)
@@ -142,6 +229,181 @@ def _rule_of(overload):
         return _into_out(strategies) if kind == "out" else strategies
 
     return rule
+
+
+# ----------------------------------------------------------------------------------------
+# hamming_topk on a database sharded by rows: each shard's search, then one exact merge.
+def _is_row_shard(placement) -> bool:
+    """Shard(0) itself (not a _StridedShard, whose rows on a rank are not one range)."""
+    from torch.distributed.tensor import Shard
+
+    return type(placement) is Shard and placement.dim == 0
+
+
+def _as_dtensor(op_call, tensor, mesh, implicit: bool):
+    """A plain tensor beside DTensors: replicated where DTensor's own dispatch would take it
+    so (implicit replication, or `implicit`), else DTensor's own refusal."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    if isinstance(tensor, DTensor):
+        return tensor
+    if implicit or DTensor._op_dispatcher._allow_implicit_replication:
+        return DTensor.from_local(tensor, mesh, [Replicate()] * mesh.ndim, run_check=False)
+    raise RuntimeError(
+        f"{op_call}: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor before calling "
+        "distributed operators! Please see https://docs.pytorch.org/docs/main/distributed.tensor.html"
+        "#mixed-tensor-and-dtensor-operations for more details."
+    )
+
+
+def _merge_candidates(values, indices, k: int, mesh, mesh_dims):
+    """The k nearest of every rank's candidates along `mesh_dims`, nearest first and the
+    smaller index first among equal distances, as the op orders them.
+
+    Each rank holds its shard's k nearest of each of its Q queries (fewer when the shard has
+    fewer than k codes: padded with a distance and an index no code has, which sort last),
+    their indices already global; the ranks along `mesh_dims` hold the same queries. Those
+    (Q, k) candidates are gathered (one all-gather per mesh dim, Q * k * (4 + 8) bytes a
+    rank), and sorted by index, then stably by distance: the order (distance, index). Every
+    one of the k nearest of the whole database is among its shard's k nearest (a shard's
+    order is the whole order restricted to its codes), so the first k are exact."""
+    import torch.distributed._functional_collectives as funcol
+
+    all_gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
+    queries, found = values.shape
+    if found < k:
+        values = torch.cat([values, values.new_full((queries, k - found), torch.iinfo(values.dtype).max)], 1)
+        indices = torch.cat([indices, indices.new_full((queries, k - found), torch.iinfo(indices.dtype).max)], 1)
+    if queries == 0 or k == 0:  # nothing to merge (every rank of a gather has the same Q and k)
+        return values, indices
+    for mesh_dim in mesh_dims:
+        values = all_gather(values.contiguous(), 1, (mesh, mesh_dim))
+        indices = all_gather(indices.contiguous(), 1, (mesh, mesh_dim))
+    order = indices.argsort(dim=1, stable=True)
+    values, indices = values.gather(1, order), indices.gather(1, order)
+    order = values.argsort(dim=1, stable=True)[:, :k]
+    return values.gather(1, order), indices.gather(1, order)
+
+
+def _write_outs(op: str, outs, results, inputs) -> None:
+    """Writes each result (a DTensor, redistributed to its out's placements: an out keeps its
+    own, as for every out= overload here) into its out on each rank, as the op writes an out:
+    no out may overlap an input or the other out, an out of another shape is resized (with
+    ATen's warning when it had elements), one of the result's shape keeps its strides."""
+    import warnings
+
+    from torch.distributed.tensor import DTensor
+
+    results = [r.redistribute(out.device_mesh, out.placements) for out, r in zip(outs, results)]
+    written = [t.to_local() if isinstance(t, DTensor) else t for t in inputs]
+    for out in outs:
+        local = out._local_tensor
+        for tensor in written:
+            _fake._check_no_overlap(op, local, tensor)
+        written.append(local)
+    for out, result in zip(outs, results):
+        local, value = out._local_tensor, result.to_local()
+        resized = tuple(out._spec.shape) != tuple(result._spec.shape)
+        if local.shape != value.shape:
+            if local.numel():
+                warnings.warn(  # ATen's resize_output's, which the op gives on one process
+                    f"An output with one or more elements was resized since it had shape {list(local.shape)}, "
+                    f"which does not match the required output shape {list(value.shape)}. This behavior is "
+                    "deprecated, and in a future PyTorch release outputs will not be resized unless they have zero "
+                    "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                    "with t.resize_(0).",
+                    stacklevel=4,
+                )
+            local.resize_(value.shape)
+        local.copy_(value)
+        if resized:  # the out's global shape is the result's now (DTensor's own out= path does the same)
+            out._spec = result._spec
+
+
+def _topk_handler(op_call, args, kwargs, implicit: bool = False):
+    """hamming_topk (and its out=) on DTensors, in place of DTensor's sharding propagation.
+
+    1. The op's checks, on meta stand-ins of the global tensors: the op's errors, before any
+       collective.
+    2. On each mesh dim: the database stays sharded where it is sharded by rows (Shard(0)),
+       and is replicated elsewhere (a shard of its bytes, or a Partial); the queries stay
+       sharded by rows where the database is not, and are replicated elsewhere (where both
+       are sharded by rows, each rank needs every query against its shard: the queries,
+       small beside a database, are gathered).
+    3. Each rank searches its shard for min(k, its rows) nearest codes (the op itself, on the
+       local tensors) and adds its shard's first row to the indices.
+    4. Where the database is sharded, the candidates are merged (`_merge_candidates`).
+    5. The results are sharded as the queries were (Shard(0) where they were, replicated
+       elsewhere): where they were gathered in 2., each rank keeps its rows, no collective.
+
+    Without a database sharded by rows, that is the strategies of `_topk_strategies`, with
+    no merge. The result is the single-process one: the same values and indices, exactly.
+    Registered in DTensor's table of custom op handlers (`_register`), the extension point
+    through which torch's own argmax, argmin, min.dim and max.dim merge their shards' answers
+    (torch/distributed/tensor/_nonlinear_redux.py); `implicit`: plain tensors are replicated
+    (`sharded_hamming_topk`)."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+
+    op = _contract.op_name(op_call)
+    queries, database, k = _fake.bind(op_call, args, kwargs)
+    out_names = [a.name for a in op_call._schema.arguments if a.is_out]
+    outs = [kwargs[name] for name in out_names]
+    mesh = next(t.device_mesh for t in (queries, database, *outs) if isinstance(t, DTensor))
+    queries, database = (_as_dtensor(op_call, t, mesh, implicit) for t in (queries, database))
+    outs = [_as_dtensor(op_call, t, mesh, implicit) for t in outs]
+    torch._check(all(t.device_mesh == mesh for t in (queries, database, *outs)),
+                 lambda: f"{op}: all the DTensors must be on one device mesh")
+    torch._check(not any(p.is_partial() for out in outs for p in out.placements),
+                 lambda: f"{op}: an out cannot be Partial (the results are not a sum of the ranks' parts); pass outs "
+                         "sharded or replicated")
+
+    def meta(t):
+        return torch.empty(t.shape, dtype=t.dtype, device="meta")
+
+    call_k = int(k)
+    op_call(meta(queries), meta(database), call_k, **{name: meta(t) for name, t in zip(out_names, outs)})
+
+    row_dims = [d for d, p in enumerate(database.placements) if _is_row_shard(p)]
+    query_rows = [d for d, p in enumerate(queries.placements) if _is_row_shard(p)]
+    searched = [Shard(0) if d in query_rows and d not in row_dims else Replicate() for d in range(mesh.ndim)]
+    final = [Shard(0) if d in query_rows else Replicate() for d in range(mesh.ndim)]
+    inputs = (queries, database)
+    queries = queries.redistribute(mesh, searched)
+    database = database.redistribute(mesh, [Shard(0) if d in row_dims else Replicate() for d in range(mesh.ndim)])
+    local_database = database.to_local()
+    values, indices = torch.ops.torchops.hamming_topk.default(
+        queries.to_local(), local_database, min(call_k, local_database.shape[0]))
+    if row_dims:
+        _, offset = compute_local_shape_and_global_offset(database.shape, mesh, database.placements)
+        values, indices = _merge_candidates(values, indices + offset[0], call_k, mesh, row_dims)
+    shape = (queries.shape[0], call_k)
+    results = [DTensor.from_local(t, mesh, searched, run_check=False, shape=shape, stride=(call_k, 1))
+               for t in (values, indices)]
+    if searched != final:  # replicated rows -> each rank's own rows: a local slice
+        results = [r.redistribute(mesh, final) for r in results]
+    if not outs:
+        return tuple(results)
+    _write_outs(op, outs, results, inputs)
+    return tuple(outs)
+
+
+def sharded_hamming_topk(queries, database, k: int):
+    """``torchops.hamming_topk(queries, database, k)`` of a database sharded by rows, exactly
+    the single-process result, without gathering the database: each rank searches its shard
+    (``to_local()``), its indices made global by its shard's first row, and the ranks'
+    ``(Q, k)`` candidates are all-gathered and merged by (distance, index).
+
+    ``database``: a DTensor, any placements (Shard(0) on a mesh dim is searched shard by shard,
+    anything else is replicated first). ``queries``: a DTensor on the same mesh, or a plain
+    tensor of the same value on every rank (taken as replicated). Returns ``(values,
+    indices)`` as DTensors, sharded as the queries are by rows, replicated otherwise.
+
+    It is what ``torch.ops.torchops.hamming_topk`` (and ``torchops.hamming_topk``) do to
+    DTensors already, where DTensor has its table of custom op handlers (torch 2.13 has it);
+    on a torch without it, the op's sharding rule gathers the database first (exact too, at
+    the cost of the whole database on every rank), and this function is the sharded search."""
+    return _topk_handler(torch.ops.torchops.hamming_topk.default, (queries, database, k), {}, implicit=True)
 
 
 # ----------------------------------------------------------------------------------------
@@ -159,15 +421,35 @@ def _register() -> None:
     for overload in _contract.OVERLOADS:
         register_sharding(overload)(_rule_of(overload))
     _decide_by_out([overload for overload in _contract.OVERLOADS if torch.Tag.out in overload.tags])
+    _handle_topk([overload for overload in _contract.OVERLOADS
+                  if overload.overloadpacket is torch.ops.torchops.hamming_topk])
+
+
+def _handle_topk(overloads) -> None:
+    """Puts `_topk_handler` in DTensor's table of custom op handlers for hamming_topk's
+    overloads: DTensor calls it instead of propagating the sharding rule (torch's own
+    argmax, min.dim, ... are there, and loss_parallel and context parallel add theirs to it).
+    The table is DTensor's internal (as are what the handler uses of a DTensor beside its
+    public API: `compute_local_shape_and_global_offset` for a shard's first row, and for
+    out= the local tensor and spec that DTensor's own out= path sets); on a release without
+    the table the sharding rule (`_topk_strategies`: the database gathered) applies, and
+    `sharded_hamming_topk` searches a sharded database."""
+    from torch.distributed.tensor import DTensor
+
+    handlers = getattr(getattr(DTensor, "_op_dispatcher", None), "_custom_op_handlers", None)
+    if isinstance(handlers, dict):
+        for overload in overloads:
+            handlers[overload] = _topk_handler
 
 
 def _decide_by_out(overloads) -> None:
     """Makes DTensor's cached sharding decision for an out= overload depend on the out
-    tensor's placements too, as it does for PyTorch's own out= ops (their
-    ``static_kwargkey=["out"]``). register_sharding keys the decision on the positional
-    tensors and the int arguments only, so a call would reuse the decision made for an out
-    of other placements and redistribute its out. This reaches into DTensor's sharding
-    propagator, its one internal use here; a release without it keeps register_sharding's key."""
+    tensors' placements too (``out``; hamming_topk's ``values`` and ``indices``), as it does
+    for PyTorch's own out= ops (their ``static_kwargkey=["out"]``). register_sharding keys
+    the decision on the positional tensors and the int arguments only, so a call would reuse
+    the decision made for an out of other placements and redistribute its out. This reaches
+    into DTensor's sharding propagator (DTensor's internals: this, and hamming_topk's handler,
+    `_handle_topk`); a release without it keeps register_sharding's key."""
     import dataclasses
 
     from torch.distributed.tensor import DTensor
@@ -178,8 +460,11 @@ def _decide_by_out(overloads) -> None:
         return
     for overload in overloads:
         info = schema_infos.get(overload)
-        if info is not None and "out" not in (info.static_kwargkey or ()):
-            schema_infos[overload] = dataclasses.replace(info, static_kwargkey=[*(info.static_kwargkey or ()), "out"])
+        outs = [a.name for a in overload._schema.arguments if a.is_out]
+        missing = [name for name in outs if name not in (info.static_kwargkey or ())] if info is not None else []
+        if missing:
+            static = [*(info.static_kwargkey or ()), *missing]
+            schema_infos[overload] = dataclasses.replace(info, static_kwargkey=static)
 
 
 def install() -> None:

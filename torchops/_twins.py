@@ -19,9 +19,21 @@ cells that torch.compile takes as constants. A compiled typed call is then guard
 from __future__ import annotations
 
 import builtins
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Tuple, Union
 
 from torch import Tensor  # for the annotations (inspect.signature reads them here)
+
+# hamming_topk's result, as torch.topk's is torch.return_types.topk: a named tuple (values,
+# indices) that unpacks as a tuple. Made here, where the twins and the binding
+# (torchops/_fastpath.py hands it over) are made, before torchops.ops, which exports it and
+# returns it from its TorchScript body: TorchScript takes a NamedTuple's fields from its
+# annotations (real types here: the functional form, which this module's postponed
+# annotations do not turn into strings) and saves the type with a scripted model, so a
+# loaded model gives one without the torchops package.
+HammingTopk = NamedTuple("HammingTopk", [("values", Tensor), ("indices", Tensor)])
+HammingTopk.__module__ = "torchops.ops"  # where the typed API exports it (pickle and TorchScript name it so)
+HammingTopk.__doc__ = """torchops.hamming_topk's result: ``values``, the int32 distances (Q, k), and ``indices``,
+the int64 rows of the database (Q, k), nearest first. A tuple: ``values, indices = ...``."""
 
 def _make_twins() -> dict:
     """The twins and say_as, as closures over this function's locals (the module docstring
@@ -33,13 +45,14 @@ def _make_twins() -> dict:
     from torch import Tensor
 
     from torchops._contract import (
-        BITSHIFT, BITSHIFT_INPLACE, DECLARATIONS, DIRECTION_NAMES, PACK, PACKBITS, SHIFT_DTYPE_NAMES, UNARY_OPS, UNPACK,
-        UNPACKBITS, dtype_name,
+        BITSHIFT, BITSHIFT_INPLACE, DECLARATIONS, DIRECTION_NAMES, HAMMING_DISTANCE, HAMMING_TOPK, PACK, PACKBITS,
+        SHIFT_DTYPE_NAMES, UNARY_OPS, UNPACK, UNPACKBITS, dtype_name,
     )
 
     # The builtins the twins call, as locals too.
-    isinstance, bool, int, len, str, type = (
-        builtins.isinstance, builtins.bool, builtins.int, builtins.len, builtins.str, builtins.type)
+    isinstance, bool, int, len, list, str, tuple, type = (
+        builtins.isinstance, builtins.bool, builtins.int, builtins.len, builtins.list, builtins.str, builtins.tuple,
+        builtins.type)
     Exception, TypeError, ValueError = builtins.Exception, builtins.TypeError, builtins.ValueError
     _ops = torch.ops.torchops
 
@@ -63,6 +76,11 @@ def _make_twins() -> dict:
     # for the calls that cannot reach them: an int beyond int64 does not cross into C++.
     _PACKING_CHECKS = {op: DECLARATIONS[op.rpartition(".")[2]].check for op in (PACKBITS, UNPACKBITS, PACK, UNPACK)}
     _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+    _HAMMING_DISTANCE, _HAMMING_DISTANCE_OUT = _ops.hamming_distance.default, _ops.hamming_distance.out
+    _HAMMING_TOPK, _HAMMING_TOPK_OUT = _ops.hamming_topk.default, _ops.hamming_topk.out
+    # hamming_topk's checks, for a k beyond int64 (as the packing ops'), and its result's type.
+    _HAMMING_TOPK_CHECK = DECLARATIONS[HAMMING_TOPK.rpartition(".")[2]].check
+    _HammingTopk = HammingTopk
 
     # How the operators' messages begin: the op's name.
     _OP_PREFIXES = (BITSHIFT + ": ", BITSHIFT_INPLACE + ": ")
@@ -298,9 +316,52 @@ def _make_twins() -> dict:
         signed = _checked_flag(UNPACK, "signed", signed)
         return _packing(UNPACK, _UNPACK, _UNPACK_OUT, x, (bits, dim, count, bitorder, signed), out)
 
+    # The search ops' twins: the argument kinds checked here (tensors, an int k, out= a tensor or
+    # hamming_topk's pair), the values (dtypes, dims, sizes, k's range) by the op.
+    def _check_tensor(called: str, arg: str, value: object) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{called}: {arg} must be a tensor, got {_type_name(value)}")
+
+    def _check_out_pair(called: str, out: object) -> None:
+        """torch.topk's out=: a tuple (or list) of two tensors, values then indices."""
+        if isinstance(out, (tuple, list)):
+            if len(out) == 2 and isinstance(out[0], Tensor) and isinstance(out[1], Tensor):
+                return
+            got = (f"a {type(out).__name__} of {len(out)}" if len(out) != 2
+                   else f"({_type_name(out[0])}, {_type_name(out[1])})")
+        else:
+            got = _type_name(out)
+        raise TypeError(f"{called}: out must be None or a tuple of two tensors (values, indices), got {got}")
+
+    def hamming_distance(x1: Tensor, x2: Tensor, out: Optional[Tensor] = None) -> Tensor:
+        _check_tensor(HAMMING_DISTANCE, "x1", x1)
+        _check_tensor(HAMMING_DISTANCE, "x2", x2)
+        _check_out(HAMMING_DISTANCE, out)
+        if out is None:
+            return _call_op(HAMMING_DISTANCE, _HAMMING_DISTANCE, x1, x2)
+        return _call_op(HAMMING_DISTANCE, _HAMMING_DISTANCE_OUT, x1, x2, out=out)
+
+    def hamming_topk(queries: Tensor, database: Tensor, k: int,
+                     out: Optional[Tuple[Tensor, Tensor]] = None) -> HammingTopk:
+        _check_tensor(HAMMING_TOPK, "queries", queries)
+        _check_tensor(HAMMING_TOPK, "database", database)
+        k = _checked_int(HAMMING_TOPK, "k", k, optional=False)
+        if not _INT64_MIN <= k <= _INT64_MAX:
+            # The op's checks refuse such a k, in their order and words (it does not cross into C++).
+            _HAMMING_TOPK_CHECK(HAMMING_TOPK, queries, database, k)
+        if out is None:
+            result = _call_op(HAMMING_TOPK, _HAMMING_TOPK, queries, database, k)
+        else:
+            _check_out_pair(HAMMING_TOPK, out)
+            result = _call_op(HAMMING_TOPK, _HAMMING_TOPK_OUT, queries, database, k, values=out[0], indices=out[1])
+        # torch.ops gives a plain tuple; a __torch_function__ that answers otherwise is answered as it is.
+        if isinstance(result, tuple) and len(result) == 2:
+            return _HammingTopk(result[0], result[1])
+        return result
+
     twins = {twin.__name__: twin for twin in (
         bitshift, bitwise_left_shift, bitwise_right_shift, bitwise_left_shift_, bitwise_right_shift_,
-        packbits, unpackbits, pack, unpack)}
+        packbits, unpackbits, pack, unpack, hamming_distance, hamming_topk)}
     # A unary op's twin is made from its registered schemas: a new one needs no line here.
     for op in UNARY_OPS:
         twins[op] = _unary_twin(getattr(_ops, op))

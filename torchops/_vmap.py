@@ -16,7 +16,11 @@ The rules are the same for every pointwise op, made from the overload's kind and
 declaration (torchops/_contract.py's DECLARATIONS), so an op needs no code here. A packing
 op (packbits, unpackbits, pack, unpack: a ``Packing`` declaration) has one rule of its own,
 for all of them: the op packs along one dim of each example, so the rule packs along that
-dim of the physical tensor, past the batch dim (``_packing_rule``).
+dim of the physical tensor, past the batch dim (``_packing_rule``). The search ops
+(hamming_distance, hamming_topk: a ``Search`` declaration) have one each: hamming_distance's
+batch dims broadcast, so the vmapped dim is one more batch dim (``_distance_rule``);
+hamming_topk takes one 2-d database, so a batch of queries is one search of all their rows,
+and a batch of databases one search per example (``_topk_rule``).
 
 The rules of docs/semantics.md hold per example although the kernel sees physical tensors:
 
@@ -33,14 +37,14 @@ The rules of docs/semantics.md hold per example although the kernel sees physica
 * ``out=``: ATen refuses every out= overload under vmap; here an ``out`` of the result's
   per-example shape and dtype is written, as the per-example loop would. An ``out`` that
   would need resizing, or an unbatched ``out`` for a batched result, is refused before
-  anything is written.
+  anything is written. hamming_topk.out writes its two outs (``values``, ``indices``) so.
 """
 from __future__ import annotations
 
 import torch
 
 from torchops import _fake
-from torchops._contract import OUT_FORM, OVERLOADS, Packing, declaration_of, op_name
+from torchops._contract import OUT_FORM, OVERLOADS, Packing, Search, declaration_of, dtype_name, op_name
 
 
 # --- helpers on physical tensors --------------------------------------------------------
@@ -175,35 +179,159 @@ def _packing_rule(overload):
     return rule
 
 
+def _distance_rule(overload):
+    """hamming_distance's rule: x1 (..., M, B) and x2 (..., N, B) per example, their batch dims
+    broadcast, so the vmapped dim is one more batch dim, in front of every other. The op's
+    checks run first on meta stand-ins of the examples (a 1-d example is 2-d physically and
+    would pass them; the messages name the example's shapes). A batched operand's batch dim
+    goes first, followed by size-1 dims up to the larger example's rank (so that broadcasting,
+    which aligns shapes on the right, lines the other operand's batch dims up with the
+    example's, not with the vmapped dim); an operand without a batch dim is passed as it is,
+    its dims broadcast against the batched one's."""
+
+    def rule(info, in_dims, x1, x2):
+        args = (x1, x2)
+        _logical_call(overload, args, in_dims)  # the op's checks on the examples (raises)
+        ndim = max(a.dim() - (b is not None) for a, b in zip(args, in_dims))
+        physical = [a if b is None else _to_front(a, b, ndim) for a, b in zip(args, in_dims)]
+        return overload(*physical), 0
+
+    return rule
+
+
+def _topk_rule(overload):
+    """hamming_topk's rule: queries (Q, B) and database (N, B) per example, exactly 2-d (the
+    op has no batch dims). The op's checks run first on meta stand-ins of the examples.
+
+    * Only the queries batched: every example searches the same database, and a query's
+      result does not depend on the other queries, so the batch is one search of b * Q
+      queries (the batch dim first, then flattened), its results viewed as (b, Q, k).
+    * The database batched: each example searches a database of its own, and the op searches
+      one database per call, so the rule calls it once per example and stacks the results.
+      That is a loop over the batch, on purpose: each call is a whole search (Q x N
+      distances, split across the threads), which dwarfs a call's overhead; the other way,
+      hamming_distance on the batch and a stable sort of each row, would make the (b, Q, N)
+      matrix of distances that the op exists not to make (docs/semantics.md, section 16), and
+      its ties would have to be ordered by another code path than the op's."""
+
+    def rule(info, in_dims, queries, database, k):
+        args = (queries, database, k)
+        values, _ = _logical_call(overload, args, in_dims)  # the op's checks on the examples (raises)
+        qd, dd = in_dims[0], in_dims[1]
+        if dd is None:
+            q = queries.movedim(qd, 0)
+            b, rows, width = q.shape
+            # (b * Q, B), not (-1, B): an example may have no queries
+            flat_values, flat_indices = overload(q.reshape(b * rows, width), database, k)
+            return (flat_values.view(b, rows, k), flat_indices.view(b, rows, k)), (0, 0)
+        database = database.movedim(dd, 0)
+        queries = queries if qd is None else queries.movedim(qd, 0)
+        b = database.shape[0]
+        if b == 0:  # nothing to stack: empty results of the examples' shape
+            return (torch.empty((0, *values.shape), dtype=torch.int32, device=database.device),
+                    torch.empty((0, *values.shape), dtype=torch.int64, device=database.device)), (0, 0)
+        results = [overload(queries if qd is None else queries[i], database[i], k) for i in range(b)]
+        return (torch.stack([r[0] for r in results]), torch.stack([r[1] for r in results])), (0, 0)
+
+    return rule
+
+
+#: Each search op's rule: an op of that kind takes operands of its own shapes.
+_SEARCH_RULES = {"hamming_distance": _distance_rule, "hamming_topk": _topk_rule}
+
+
+def _rule_for(overload):
+    """The batching rule of a functional or in-place overload, from its kind and declaration."""
+    declaration = declaration_of(overload)
+    if isinstance(declaration, Packing):
+        return _packing_rule(overload)
+    if isinstance(declaration, Search):
+        name = overload._schema.name.removeprefix("torchops::")
+        if name not in _SEARCH_RULES:
+            raise KeyError(f"torchops.{name} is a search op without a batching rule: add it to torchops/_vmap.py's "
+                           "_SEARCH_RULES")
+        return _SEARCH_RULES[name](overload)
+    return _inplace_rule(overload) if _fake.kind_of(overload) == "inplace" else _functional_rule(overload)
+
+
 # --- out=: a decomposition at FuncTorchBatched (the tensors are still batched here) ---------
 
 
-def _write_out(op: str, result: torch.Tensor, out: torch.Tensor, x: torch.Tensor) -> None:
-    _fake._check_device(op, x, out=out)
-    _fake._check_out_dtype(op, out, result.dtype)
+def _check_out(op: str, result: torch.Tensor, out: torch.Tensor, first: torch.Tensor, first_name: str = "x",
+               out_name: str = "out", several: bool = False) -> None:
+    """The op's checks of one out (``out``; hamming_topk's ``values`` or ``indices``) for its
+    result, as its messages word them: the device (against the op's first tensor, named
+    ``first_name``) and the dtype (an op with several outs names the out)."""
+    _fake._check_device(op, first, first_name, **{out_name: out})
+    if several:  # the words of csrc/ops/hamming.cpp (and the fake kernel) for one of several outs
+        torch._check_type(out.dtype == result.dtype,
+                          lambda: f"{op}: {out_name} must be an {dtype_name(result.dtype)} tensor, "
+                                  f"got {dtype_name(out.dtype)}")
+    else:
+        _fake._check_out_dtype(op, out, result.dtype)
+
+
+def _check_out_shape(op: str, result: torch.Tensor, out: torch.Tensor, out_name: str = "out") -> None:
+    """An out of the result's per-example shape: under vmap an out is not resized."""
     torch._check(
         out.shape == result.shape,
-        lambda: f"{op}: under torch.vmap, out= cannot be resized: out has shape {list(out.shape)} per example "
-        f"but the result has shape {list(result.shape)}; pass an out of the result's shape",
+        lambda: f"{op}: under torch.vmap, out= cannot be resized: {out_name} has shape {list(out.shape)} per example "
+        f"but the result has shape {list(result.shape)}; pass {_an(out_name)} of the result's shape",
     )
+
+
+def _an(out_name: str) -> str:
+    """An out as a message names it: "an out"; hamming_topk's "`values`", "`indices`"."""
+    return "an out" if out_name == "out" else f"`{out_name}`"
+
+
+def _unbatched_out(op: str, out_name: str = "out") -> RuntimeError:
+    one = "one out" if out_name == "out" else f"one `{out_name}`"
+    return RuntimeError(
+        f"vmap: {op}(..., {out_name}={out_name}) is not possible because the result is vmapped over but "
+        f"`{out_name}` is not ({one} cannot hold a result per example). Pass {_an(out_name)} with a batch "
+        f"dimension, or use the out-of-place {op}."
+    )
+
+
+def _batched_deeper(result: torch.Tensor, out: torch.Tensor) -> bool:
+    """Whether result is batched at a vmap level that out is not (copy_ would refuse)."""
+    level = torch._C._functorch.maybe_get_level(result)
+    return level != -1 and torch._C._functorch.maybe_get_level(out) < level
+
+
+def _copy_out(op: str, result: torch.Tensor, out: torch.Tensor, out_name: str = "out") -> None:
     try:
         out.copy_(result)  # PyTorch's batching rule for copy_
     except RuntimeError as error:
         if not str(error).startswith("vmap: "):
             raise
-        raise RuntimeError(
-            f"vmap: {op}(..., out=out) is not possible because the result is vmapped over but `out` is not "
-            "(one out cannot hold a result per example). Pass an out with a batch dimension, or use the "
-            f"out-of-place {op}."
-        ) from None
+        raise _unbatched_out(op, out_name) from None
 
 
-def _make_out_kernel(functional, op_name: str):
+def _make_out_kernel(functional, op_name: str, overload):
+    """The FuncTorchBatched kernel of an out= overload: its functional overload (whose rule
+    runs), then each result written into its out (the schema's outs, in order: ``out``, or
+    hamming_topk's ``values`` and ``indices``). Every out is checked before any is written."""
+    outs = [a.name for a in overload._schema.arguments if a.is_out]
+    first_name = _fake.argument_names(overload)[0]
+    several = len(outs) > 1
+
     def kernel(*args, **kwargs):
-        out = kwargs.pop("out")
+        targets = [kwargs.pop(name) for name in outs]
         result = functional(*args, **kwargs)
-        _write_out(op_name, result, out, args[0])
-        return out
+        results = result if several else (result,)
+        first = args[0] if args else kwargs.get(first_name)
+        # As the op checks its outs: every out's device and dtype, then their shapes.
+        for name, out, r in zip(outs, targets, results):
+            _check_out(op_name, r, out, first, first_name, name, several)
+        for name, out, r in zip(outs, targets, results):
+            _check_out_shape(op_name, r, out, name)
+            if several and _batched_deeper(r, out):  # refused before the other out is written
+                raise _unbatched_out(op_name, name)
+        for name, out, r in zip(outs, targets, results):
+            _copy_out(op_name, r, out, name)
+        return tuple(targets) if several else targets[0]
 
     return kernel
 
@@ -218,17 +346,13 @@ def register() -> None:
         return
     library = torch.library.Library("torchops", "IMPL")
     for overload in OVERLOADS:
-        kind = _fake.kind_of(overload)
-        if kind != "out":
-            if isinstance(declaration_of(overload), Packing):
-                rule = _packing_rule(overload)
-            else:
-                rule = _inplace_rule(overload) if kind == "inplace" else _functional_rule(overload)
-            torch.library.register_vmap(overload, rule, lib=library)
+        if _fake.kind_of(overload) != "out":
+            torch.library.register_vmap(overload, _rule_for(overload), lib=library)
     # The out= overloads: the functional overload they write the result of, named as the op's
     # messages name it ("torchops.bitshift").
     for functional, overload in OUT_FORM.items():
-        library.impl(overload, _make_out_kernel(functional, str(functional.overloadpacket)), "FuncTorchBatched")
+        library.impl(overload, _make_out_kernel(functional, str(functional.overloadpacket), overload),
+                     "FuncTorchBatched")
     _library = library
 
 

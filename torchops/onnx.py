@@ -2,8 +2,8 @@
 
 - :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
   reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, decompositions
-  into standard ops below that, and for bitwise_count and the packing ops, which have no
-  ONNX op, at every opset.
+  into standard ops below that, and for bitwise_count, the packing ops and the search ops
+  (hamming_distance, hamming_topk), which have no ONNX op, at every opset.
 - :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
   cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
   really produced, and an exact comparison with eager when asked.
@@ -29,6 +29,7 @@ How torch.onnx (torch 2.13 to 2.15) builds a model, and what follows from it:
 from __future__ import annotations
 
 import copy
+import operator
 import os
 from typing import Any, Callable, Optional
 
@@ -50,8 +51,9 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
 from torchops._contract import (
-    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM, PACK, PACK_DTYPES,
-    PACKBITS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, UNPACK, UNPACKBITS, result_dtype,
+    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, CODE_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM,
+    HAMMING_DISTANCE, HAMMING_TOPK, PACK, PACK_DTYPES, PACKBITS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, UNPACK,
+    UNPACKBITS, result_dtype,
 )
 from torchops._contract import dtype_name as _name
 
@@ -67,10 +69,15 @@ DEFAULT_OPSET = 20
 BITSHIFT_ALL_COUNTS_OPSET = 28
 #: BitCast, the only exact reading of a float's sign bit.
 BITCAST_OPSET = 26
+#: TopK with the `largest` and `sorted` attributes and K as an input, which hamming_topk needs.
+TOPK_OPSET = 11
 
 _op = torch.ops.torchops
-# Where each mutating overload's result goes once it is rewritten as the functional one.
-_FUNCTIONAL_FORM = {overload: (functional, "out" if torch.Tag.out in overload.tags else "x")
+# Where each mutating overload's results go once it is rewritten as the functional one: the
+# outs it names (``out``; hamming_topk.out's ``values`` and ``indices``), or None for x itself
+# (in place).
+_FUNCTIONAL_FORM = {overload: (functional, tuple(a.name for a in overload._schema.arguments if a.is_out)
+                               if torch.Tag.out in overload.tags else None)
                     for overload, functional in FUNCTIONAL_FORM.items()}
 _UNSIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if not d.is_signed}
 _SIGNED_OF_WIDTH = {torch.iinfo(d).bits: d for d in SHIFT_DTYPES if d.is_signed}
@@ -378,6 +385,57 @@ def _packing_translations() -> dict:
             _op.unpackbits.default: torchops_unpackbits, _op.unpack.default: torchops_unpack}
 
 
+# The search ops (docs/semantics.md section 16) at every opset: every pair of codes' bytes
+# xored as uint8 (Unsqueeze to (..., M, 1, B) and (..., 1, N, B), BitwiseXor broadcasting the
+# batch dims too), bitwise_count's byte count (_bit_count), ReduceSum over the bytes as int32.
+# The (..., M, N, B) bytes are made: ONNX has no op that reduces as it goes. hamming_topk orders
+# int64 keys, distance * N + index, whose order is the contract's (the smaller index first among
+# equal distances) and all distinct, so TopK's order is exact whatever its tie rule, which ONNX
+# leaves unspecified; the keys give the distance and the index back by a division.
+
+
+def _codes(value, arg: str, op_name: str):
+    """A code operand as uint8 (an int8 one's bits, kept by Cast)."""
+    dtype = _dtype_of(value, op_name)
+    if dtype not in CODE_DTYPES:
+        raise TypeError(f"{op_name}: {arg} has a dtype ONNX export does not support: {_name(dtype)}")
+    return _cast(value, dtype, torch.uint8)
+
+
+def _distances(a, b, first: str, second: str, op_name: str):
+    """The int32 distances of a's rows (..., M, B) to b's (..., N, B): (..., M, N)."""
+    a, b = _codes(a, first, op_name), _codes(b, second, op_name)
+    differing = op.BitwiseXor(op.Unsqueeze(a, _int64s([-2])), op.Unsqueeze(b, _int64s([-3])))
+    counts = op.Cast(_bit_count(differing, torch.uint8), to=from_torch_dtype(torch.int32))
+    # keepdims=0 over an axis of 0 bytes gives the sums of nothing: 0.
+    return op.ReduceSum(counts, _int64s([-1]), keepdims=0)
+
+
+def _search_translations(opset: int) -> dict:
+    def torchops_hamming_distance(x1, x2):
+        return _distances(x1, x2, "x1", "x2", HAMMING_DISTANCE)
+
+    def torchops_hamming_topk(queries, database, k):
+        if opset < TOPK_OPSET:  # pragma: no cover - below every supported opset
+            raise NotImplementedError(f"{HAMMING_TOPK}: exporting it needs opset_version >= {TOPK_OPSET} "
+                                      f"(ONNX TopK with largest=0), got opset_version={opset}")
+        distances = _distances(queries, database, "queries", "database", HAMMING_TOPK)
+        int64 = from_torch_dtype(torch.int64)
+        n = op.Shape(database, start=0, end=1)  # [N]
+        index = op.Range(_constant(0, torch.int64), op.Squeeze(n, _int64s([0])), _constant(1, torch.int64))
+        # The keys' stride: N, or 1 for an empty database (no keys then, but onnxruntime refuses
+        # an integer Div by a constant 0 when it loads the model).
+        stride = op.Max(n, _int64s([1]))
+        keys = op.Add(op.Mul(op.Cast(distances, to=int64), stride), index)  # (Q, N), distinct along N
+        count = _int64s([k]) if isinstance(k, int) else op.Reshape(op.Cast(k, to=int64), _int64s([1]))
+        nearest, _ = op.TopK(keys, count, axis=-1, largest=0, sorted=1)
+        values = op.Div(nearest, stride)  # keys are not negative: Div's truncation is the floor
+        indices = op.Sub(nearest, op.Mul(values, stride))
+        return op.Cast(values, to=from_torch_dtype(torch.int32)), indices
+
+    return {_op.hamming_distance.default: torchops_hamming_distance, _op.hamming_topk.default: torchops_hamming_topk}
+
+
 def _translations(opset: int, placeholders: bool) -> dict:
     return {
         _op.bitshift.default: _bitshift_translation(opset),
@@ -385,6 +443,7 @@ def _translations(opset: int, placeholders: bool) -> dict:
         _op.signbit.default: _signbit_translation(opset, placeholders),
         _op.bitwise_count.default: _bitwise_count_translation(),
         **_packing_translations(),
+        **_search_translations(opset),
     }
 
 
@@ -393,8 +452,8 @@ def translation_table(opset_version: Optional[int] = None) -> dict:
 
     Pass the same ``opset_version`` to both (``None``: torch.onnx's default, 20). Covers every
     functional overload: ``bitshift.default``, ``bitshift.Scalar``, ``signbit.default``,
-    ``bitwise_count.default``, ``packbits.default``, ``unpackbits.default``, ``pack.default`` and
-    ``unpack.default``.
+    ``bitwise_count.default``, ``packbits.default``, ``unpackbits.default``, ``pack.default``,
+    ``unpack.default``, ``hamming_distance.default`` and ``hamming_topk.default``.
     In-place and ``out=`` calls, and signbit of float tensors, need :func:`export`, which uses
     this table.
     """
@@ -404,41 +463,57 @@ def translation_table(opset_version: Optional[int] = None) -> dict:
 # ---- export(): the steps around torch.onnx ----
 
 
-def _resizes(node: torch.fx.Node, out: torch.fx.Node) -> bool:
+def _resizes(result: torch.Tensor, out: torch.fx.Node) -> bool:
     # The call's value is its result, of the shape the op gave out (a packing op's is not its
     # operands' broadcast shape).
-    return tuple(out.meta["val"].shape) != tuple(node.meta["val"].shape)
+    return tuple(out.meta["val"].shape) != tuple(result.shape)
 
 
 def _rewrite_mutations(program: torch.export.ExportedProgram) -> None:
     """Each in-place or out= torchops call becomes the functional overload and aten.copy_
-    into its destination (which torch.onnx then functionalizes like any copy)."""
+    into each of its destinations (which torch.onnx then functionalizes like any copy). A call
+    with several outs (hamming_topk.out) returns them as a tuple, which the graph reads by
+    operator.getitem: each of those reads becomes its out's."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _FUNCTIONAL_FORM:
             continue
-        functional, destination = _FUNCTIONAL_FORM[node.target]
+        functional, out_names = _FUNCTIONAL_FORM[node.target]
         kwargs = dict(node.kwargs)
-        dest = kwargs.pop("out") if destination == "out" else node.args[0]
+        dests = [kwargs.pop(name) for name in out_names] if out_names else [node.args[0]]
+        several = len(dests) > 1
+        if several and any(u.target is not operator.getitem for u in node.users):
+            raise NotImplementedError(f"torchops.onnx.export: {node.target}'s result is used otherwise than "
+                                      "by indexing its tuple")
+        examples = node.meta["val"] if several else (node.meta["val"],)
+        replacements = []
         with graph.inserting_before(node):
             result = graph.call_function(functional, tuple(node.args), kwargs)
-            if destination == "out" and _resizes(node, dest):
-                # The op resized `out` (an empty one, say): a copy cannot, so the later readers
-                # of `out` read the result instead. Exact only for a buffer the model made and
-                # nothing read before.
-                readers = [u for u in dest.users if u is not node]
-                # fx nodes compare by their place in the graph (the order insertions keep).
-                if dest.op == "placeholder" or any(u < node for u in readers):
-                    raise NotImplementedError(
-                        f"torchops.onnx.export: {node.target} resizes its out= tensor, which is an input of "
-                        "the model or is read before the call; pass an out= tensor of the result's shape"
-                    )
-                for reader in readers:
-                    reader.replace_input_with(dest, result)
-                replacement = result
-            else:
-                replacement = graph.call_function(torch.ops.aten.copy_.default, (dest, result))
-        node.replace_all_uses_with(replacement)
+            results = [graph.call_function(operator.getitem, (result, i)) for i in range(len(dests))] if several \
+                else [result]
+            for dest, value, example in zip(dests, results, examples):
+                if out_names and _resizes(example, dest):
+                    # The op resized `out` (an empty one, say): a copy cannot, so the later
+                    # readers of `out` read the result instead. Exact only for a buffer the
+                    # model made and nothing read before.
+                    readers = [u for u in dest.users if u is not node]
+                    # fx nodes compare by their place in the graph (the order insertions keep).
+                    if dest.op == "placeholder" or any(u < node for u in readers):
+                        raise NotImplementedError(
+                            f"torchops.onnx.export: {node.target} resizes its out= tensor, which is an input of "
+                            "the model or is read before the call; pass an out= tensor of the result's shape"
+                        )
+                    for reader in readers:
+                        reader.replace_input_with(dest, value)
+                    replacements.append(value)
+                else:
+                    replacements.append(graph.call_function(torch.ops.aten.copy_.default, (dest, value)))
+        if several:
+            for user in list(node.users):
+                user.replace_all_uses_with(replacements[user.args[1]])
+                graph.erase_node(user)
+        else:
+            node.replace_all_uses_with(replacements[0])
         graph.erase_node(node)
     graph.lint()
     program.graph_module.recompile()

@@ -12,12 +12,13 @@ and runs wherever the operator library is loaded, C++ programs included. The com
 function, the twin and the stubs are held to the declaration at import (the end of this
 file). The rules: docs/semantics.md.
 """
-from typing import Optional, Union, overload
+from typing import Optional, Tuple, Union, overload
 
 import torch
 from torch import Tensor
 
 from torchops import _fastpath
+from torchops._twins import HammingTopk  # hamming_topk's result (a NamedTuple, made there for the twins and the binding)
 
 __all__ = [
     "bitshift",
@@ -32,6 +33,8 @@ __all__ = [
     "unpackbits",
     "pack",
     "unpack",
+    "hamming_distance",
+    "hamming_topk",
 ]
 
 # TorchScript compiles only the branch `not is_scripting()` skips; torch.compile reads it as False.
@@ -49,6 +52,8 @@ _packbits_compiled = _fastpath.FUNCTIONS["packbits"]
 _unpackbits_compiled = _fastpath.FUNCTIONS["unpackbits"]
 _pack_compiled = _fastpath.FUNCTIONS["pack"]
 _unpack_compiled = _fastpath.FUNCTIONS["unpack"]
+_hamming_distance_compiled = _fastpath.FUNCTIONS["hamming_distance"]
+_hamming_topk_compiled = _fastpath.FUNCTIONS["hamming_topk"]
 
 
 # Each function's signatures, for type checkers (typing.overload) and for TorchScript
@@ -501,6 +506,94 @@ def unpack(x: Tensor, bits: int, dim: Optional[int] = -1, count: Optional[int] =
     if out is None:
         return torch.ops.torchops.unpack(x, bits, dim, count, bitorder, signed)
     return torch.ops.torchops.unpack(x, bits, dim, count, bitorder, signed, out=out)
+
+
+def hamming_distance(x1: Tensor, x2: Tensor, out: Optional[Tensor] = None) -> Tensor:
+    """The Hamming distances between the rows of two batches of packed codes: at
+    ``[..., i, j]``, the number of bits in which row i of ``x1`` and row j of ``x2`` differ
+    (``torch.cdist``'s shape).
+
+    Args:
+        x1: codes ``(..., M, B)``, uint8 or int8: one code of B bytes a row, a bit vector packed
+            8 bits to a byte (``torchops.packbits(embeddings > 0)`` makes them). Only the bits
+            count, so uint8 codes may be compared with int8 ones.
+        x2: codes ``(..., N, B)``, of the same B. The batch dims (all but the last two)
+            broadcast with x1's, as ``torch.cdist``'s do.
+        out: optional int32 output; one of another shape is resized like PyTorch's builtins,
+            one of the result's shape keeps its strides. It must not overlap x1 or x2.
+
+    The result is int32 ``(..., M, N)``, NumPy's
+    ``np.bitwise_count(a[..., :, None, :] ^ b[..., None, :, :]).sum(-1)``; codes of 0 bytes
+    are at distance 0, and no rows give an empty result. It is the whole matrix, 4 bytes a
+    pair: for each query's k nearest only, :func:`hamming_topk` makes none.
+
+    Errors: a ``TypeError`` for a dtype that is not a code's (floats and bool: pack them
+    with :func:`packbits`; codes held in wider integers: view them as bytes with
+    ``x.view(torch.uint8)``); a ``ValueError`` for fewer than 2 dims, codes of different
+    sizes (B) or batch dims that do not broadcast; a ``RuntimeError`` for an out that is not
+    int32 (as PyTorch's builtins) or tensors on more than one device. Not differentiable;
+    ``torch.jit.script`` compiles it. The rules: docs/semantics.md.
+
+    Example::
+
+        >>> codes = torch.tensor([[0b1011], [0b0001], [0b1111]], dtype=torch.uint8)
+        >>> torchops.hamming_distance(codes[:2], codes)
+        tensor([[0, 2, 1],
+                [2, 0, 3]], dtype=torch.int32)
+    """
+    if not _is_scripting():
+        return _hamming_distance_compiled(x1, x2, out)
+    if out is None:
+        return torch.ops.torchops.hamming_distance(x1, x2)
+    return torch.ops.torchops.hamming_distance(x1, x2, out=out)
+
+
+def hamming_topk(queries: Tensor, database: Tensor, k: int,
+                 out: Optional[Tuple[Tensor, Tensor]] = None) -> HammingTopk:
+    """The ``k`` codes of ``database`` nearest each query by Hamming distance, as
+    ``torch.topk(hamming_distance(queries, database), k, largest=False)`` returns them, without
+    making that matrix.
+
+    Args:
+        queries: codes ``(Q, B)``, uint8 or int8, one a row (as :func:`hamming_distance`
+            takes them; exactly 2 dims: for batches of searches, ``torch.vmap``).
+        database: codes ``(N, B)``, uint8 or int8, of the same B.
+        k: how many to give a query, ``0 <= k <= N`` (an empty database takes only 0).
+        out: optional ``(values, indices)``, int32 and int64 tensors, as ``torch.topk``'s
+            ``out=``: each of another shape is resized like PyTorch's builtins, one of the
+            result's shape keeps its strides; neither may overlap an input or the other.
+
+    Returns a ``HammingTopk(values, indices)``, a named tuple as ``torch.topk``'s result:
+    ``values``, the int32 distances ``(Q, k)``, and ``indices``, the int64 rows of the
+    database ``(Q, k)``, nearest first. **Among equal distances the smaller index comes
+    first**, on every path and device, so a search is reproducible (faiss's
+    ``IndexBinaryFlat`` and ``torch.topk`` on the distances may order ties otherwise). With
+    ``out=``, its values and indices are the outs themselves.
+
+    Memory: beyond its inputs and results a search holds a tile of distances and Q × k
+    candidates per thread, whatever N is; no ``(Q, N)`` matrix.
+
+    Errors: a ``TypeError`` for a dtype that is not a code's (as :func:`hamming_distance`),
+    outs not int32 and int64, or an ``out`` that is not two tensors; a ``ValueError`` for
+    other than 2 dims or codes of different sizes; an ``IndexError`` for a k outside
+    ``[0, N]``; a ``RuntimeError`` for tensors on more than one device. Not differentiable;
+    ``torch.jit.script`` compiles it (its result a ``Tuple[Tensor, Tensor]`` there too, with
+    ``.values`` and ``.indices``). The rules: docs/semantics.md.
+
+    Example::
+
+        >>> database = torch.tensor([[0b1111], [0b0001], [0b1011], [0b0011]], dtype=torch.uint8)
+        >>> values, indices = torchops.hamming_topk(database[2:3], database, 3)
+        >>> values, indices                     # rows 3 and 0 tie at 1: 0 first
+        (tensor([[0, 1, 1]], dtype=torch.int32), tensor([[2, 0, 3]]))
+    """
+    if not _is_scripting():
+        return _hamming_topk_compiled(queries, database, k, out)
+    if out is None:
+        values, indices = torch.ops.torchops.hamming_topk(queries, database, k)
+    else:
+        values, indices = torch.ops.torchops.hamming_topk(queries, database, k, values=out[0], indices=out[1])
+    return HammingTopk(values, indices)
 
 
 def cpu_capability() -> str:

@@ -99,6 +99,21 @@ struct UnpackRows {
   int64_t out_stride;
 };
 
+// A block of Hamming distances: out[i * out_stride + j] = the number of bits in which code i
+// of `a` and code j of `b` differ, i < m, j < n. A code is `bytes` contiguous bytes; a's codes
+// are a_stride bytes apart, b's b_stride, out's rows out_stride elements apart.
+struct CodeBlock {
+  const uint8_t* a;
+  int64_t a_stride;
+  int64_t m;
+  const uint8_t* b;
+  int64_t b_stride;
+  int64_t n;
+  int64_t bytes;
+  int32_t* out;
+  int64_t out_stride;
+};
+
 // `streaming`: the caller allows non-temporal stores for `out` (it is far larger than the
 // last-level cache and overlaps no input); a level may ignore the hint.
 // A shift by a count tensor (of x's width), a slot of two kinds below.
@@ -144,6 +159,8 @@ struct KernelTable {
   Slot<void (*)(const PackFormat& format, const uint8_t* x, uint8_t* out, const UnpackRows& rows)> unpack;
   // out[t] = field `field` (< 8 / bits) of the byte x[t], t < n.
   Slot<void (*)(const PackFormat& format, const uint8_t* x, uint8_t* out, int64_t n, int field)> unpack_columns;
+  // The Hamming distances of a block of codes (hamming_distance, hamming_topk).
+  Slot<void (*)(const CodeBlock& block)> hamming;
 };
 
 // One table per level (csrc/kernels/kernels_<level>.cpp); the x86 levels exist only on x86-64.

@@ -374,8 +374,40 @@ void unpack_avx2(const PackFormat& format, const uint8_t* x, uint8_t* out, const
   });
 }
 
+// ---- Hamming distances: Mula's nibble lookup (byte_counts), summed per 64-bit lane by
+// vpsadbw; a code's partial last vector is copied into a zeroed one (AVX2 has no byte mask).
+using CodeVec = Vec;
+constexpr int64_t kCodeVecBytes = kVecBytes;
+inline CodeVec code_zero() { return _mm256_setzero_si256(); }
+inline CodeVec code_load(const uint8_t* p) { return load(reinterpret_cast<const char*>(p)); }
+inline CodeVec code_load_tail(const uint8_t* p, int64_t n) {
+  alignas(32) char padded[kVecBytes] = {};
+  std::memcpy(padded, p, static_cast<size_t>(n));
+  return load(padded);
+}
+inline CodeVec code_counts(CodeVec a, CodeVec b) {
+  return _mm256_sad_epu8(byte_counts(_mm256_xor_si256(a, b)), _mm256_setzero_si256());
+}
+inline CodeVec code_add(CodeVec a, CodeVec b) { return _mm256_add_epi64(a, b); }
+constexpr int kCodeSums = 4;
+// The four vectors' lane sums by a transposing tree: adjacent lanes of pairs of vectors, then
+// the two 128-bit halves; the four 64-bit sums (at most 8 x 32 x vectors) as int32.
+inline void code_store_sums(const CodeVec* v, int32_t* out, int n) {
+  const Vec low = _mm256_add_epi64(_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1]));
+  const Vec high = _mm256_add_epi64(_mm256_unpacklo_epi64(v[2], v[3]), _mm256_unpackhi_epi64(v[2], v[3]));
+  const Vec sums = _mm256_add_epi64(_mm256_permute2x128_si256(low, high, 0x20), _mm256_permute2x128_si256(low, high, 0x31));
+  const __m128i narrow = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(sums, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+  if (n == kCodeSums) return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow);
+  alignas(16) int32_t lanes[kCodeSums];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), narrow);
+  for (int s = 0; s < n; ++s) out[s] = lanes[s];
+}
+
+#include "kernels/hamming_loops.h"
+
 constinit const KernelTable kernel_table = [] {
   KernelTable table = simd_table();
+  table.hamming = &hamming_vectors;
   table.signbit = &signbit_avx2;
   table.bitwise_count = &bitwise_count_avx2;
   table.pack = &pack_avx2;

@@ -562,7 +562,51 @@ inline void unpack_columns(const PackFormat& format, const uint8_t* x, uint8_t* 
 // from it and replaces the slots the level has loops of its own for (kernels_avx2.cpp), so
 // a slot no level vectorizes is its body here and its place in this list. A Slot has no
 // default constructor: this list cannot leave one out (kernels.h).
+// ---- Hamming distances: the compiler's popcount of 8-byte words -------------------------
+// A block of kCodeQueries codes of `a` goes against each code of `b`, so that b's words are
+// read once per block (from cache) and each loaded word serves kCodeQueries counts. Words are
+// read with memcpy (codes need not be 8-byte aligned); a code's last bytes one at a time.
+constexpr int64_t kCodeQueries = 4;
+
+inline uint64_t code_word(const uint8_t* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
+template <int Queries>
+inline void hamming_rows(const CodeBlock& block, int64_t i) {
+  const uint8_t* a[Queries];
+  for (int q = 0; q < Queries; ++q) a[q] = block.a + (i + q) * block.a_stride;
+  const int64_t words = block.bytes / 8;
+  for (int64_t j = 0; j < block.n; ++j) {
+    const uint8_t* b = block.b + j * block.b_stride;
+    int64_t count[Queries] = {};
+    for (int64_t w = 0; w < words; ++w) {
+      const uint64_t word = code_word(b + 8 * w);
+      for (int q = 0; q < Queries; ++q) count[q] += __builtin_popcountll(word ^ code_word(a[q] + 8 * w));
+    }
+    for (int64_t t = 8 * words; t < block.bytes; ++t) {
+      for (int q = 0; q < Queries; ++q) count[q] += __builtin_popcount(static_cast<unsigned>(b[t] ^ a[q][t]));
+    }
+    for (int q = 0; q < Queries; ++q) block.out[(i + q) * block.out_stride + j] = static_cast<int32_t>(count[q]);
+  }
+}
+
+// Runs `rows4(i)` on blocks of kCodeQueries of a's codes, then `rows1(i)` on the rest one by one.
+template <typename Rows4, typename Rows1>
+inline void for_each_query_block(const CodeBlock& block, const Rows4& rows4, const Rows1& rows1) {
+  int64_t i = 0;
+  for (; i + kCodeQueries <= block.m; i += kCodeQueries) rows4(i);
+  for (; i < block.m; ++i) rows1(i);
+}
+
+inline void hamming(const CodeBlock& block) {
+  for_each_query_block(block, [&](int64_t i) { hamming_rows<kCodeQueries>(block, i); },
+                       [&](int64_t i) { hamming_rows<1>(block, i); });
+}
+
 constexpr KernelTable portable_table() {
   return {&shift,         &shift_by_scalar,        &shift_by_row_count, &signbit, &shift_strided,
-          &strided_shift_in_place, &bitwise_count, &pack, &pack_columns, &unpack, &unpack_columns};
+          &strided_shift_in_place, &bitwise_count, &pack, &pack_columns, &unpack, &unpack_columns, &hamming};
 }

@@ -10,6 +10,9 @@
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>
 
+#include <optional>
+#include <tuple>
+
 #include "overloads.h"
 
 namespace torchops {
@@ -29,6 +32,22 @@ struct CountsVersion<at::Tensor&(Args...), Handle> {
       written = &Handle().redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
     }
     torch::autograd::increment_version(*written);
+    return *written;
+  }
+};
+
+// hamming_topk.out writes two tensors, values and indices, and returns both.
+template <class... Args,
+          const c10::TypedOperatorHandle<std::tuple<at::Tensor&, at::Tensor&>(Args...)>& (*Handle)()>
+struct CountsVersion<std::tuple<at::Tensor&, at::Tensor&>(Args...), Handle> {
+  static std::tuple<at::Tensor&, at::Tensor&> kernel(c10::DispatchKeySet keys, Args... args) {
+    std::optional<std::tuple<at::Tensor&, at::Tensor&>> written;
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      written.emplace(Handle().redispatch(keys & c10::after_ADInplaceOrView_keyset, args...));
+    }
+    torch::autograd::increment_version(std::get<0>(*written));
+    torch::autograd::increment_version(std::get<1>(*written));
     return *written;
   }
 };

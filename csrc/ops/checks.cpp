@@ -1,6 +1,7 @@
 #include "ops/checks.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <limits>
 
@@ -32,10 +33,24 @@ void check_strided(const char* op_name, std::initializer_list<NamedTensor> tenso
 }
 
 void check_same_device(const char* op_name, const at::Tensor& x, std::initializer_list<NamedTensor> others) {
+  check_same_device(op_name, {"x", &x}, others);
+}
+
+void check_same_device(const char* op_name, NamedTensor first, std::initializer_list<NamedTensor> others) {
+  const at::Tensor& x = *first.second;
   for (const auto& [arg, tensor] : others) {
     TORCH_CHECK(!x.defined() || !tensor->defined() || tensor->device() == x.device(), op_name, ": ", arg,
-                " is on device ", tensor->device(), " but x is on device ", x.device(),
+                " is on device ", tensor->device(), " but ", first.first, " is on device ", x.device(),
                 "; all tensors must be on one device");
+  }
+}
+
+void check_no_overlap(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
+  try {
+    at::assert_no_internal_overlap(out);
+    for (const at::Tensor* input : inputs) at::assert_no_overlap(out, *input);
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
   }
 }
 

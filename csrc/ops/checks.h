@@ -83,6 +83,13 @@ void check_strided(const char* op_name, std::initializer_list<NamedTensor> tenso
 // tensors; a call that mixes devices reaches the kernel of the highest one (CUDA before
 // CPU), which is device-generic.
 void check_same_device(const char* op_name, const at::Tensor& x, std::initializer_list<NamedTensor> others);
+// The same, for an op whose first tensor is not named x.
+void check_same_device(const char* op_name, NamedTensor first, std::initializer_list<NamedTensor> others);
+
+// For an op whose output elements are made of other elements than their own (packing,
+// search): no overlap of out with itself or with any input, not even a full one. PyTorch's
+// refusals, with the op's name in front, as every other error of the op.
+void check_no_overlap(const char* op_name, const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs);
 
 // x or y of a shift: defined, of an integer dtype.
 void check_shift_tensor(const char* op_name, const char* arg, const at::Tensor& tensor);

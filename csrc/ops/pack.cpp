@@ -10,7 +10,6 @@
 // overlap of out and x is allowed, not even a full one: an output element is made of other
 // elements than its own.
 #include <ATen/ATen.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/Resize.h>
 
@@ -129,23 +128,13 @@ Call unpackbits_call(const at::Tensor& x, std::optional<int64_t> dim, std::optio
   return unpack_call(kUnpackbitsOp, x, 1, dim, count, bitorder, /*is_signed=*/false, "bits");
 }
 
-// PyTorch's overlap refusals, with the op's name in front, as every other error of the op.
-void check_no_overlap(const char* op_name, const at::Tensor& out, const at::Tensor& x) {
-  try {
-    at::assert_no_internal_overlap(out);
-    at::assert_no_overlap(out, x);
-  } catch (const c10::Error& e) {
-    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
-  }
-}
-
 // out='s checks, then out resized to the result's shape (checked again for overlap: a
 // resized out can land on x's storage).
 void prepare_out(const char* op_name, const Call& call, const at::Tensor& out) {
   check_out_dtype(op_name, out, call.dtype);
   check_writable(op_name, "out", out);
-  check_no_overlap(op_name, out, call.x);
-  if (at::native::resize_output(out, call.shape)) check_no_overlap(op_name, out, call.x);
+  check_no_overlap(op_name, out, {&call.x});
+  if (at::native::resize_output(out, call.shape)) check_no_overlap(op_name, out, {&call.x});
 }
 
 // ---- CPU ----

@@ -3,6 +3,8 @@
 
 #include <ATen/TensorIterator.h>
 
+#include <functional>
+
 namespace torchops {
 
 // iter.for_each(loop), TensorIterator's 2-D loops: split across PyTorch's pool (at::parallel_for, so
@@ -20,5 +22,11 @@ void for_each_loop2d(at::TensorIteratorBase& iter, at::TensorIteratorBase::loop2
 // pool; at::parallel_for compiled into this library (without OpenMP, so as not to load a
 // second runtime) would run serially.
 bool runs_on_calling_thread(int64_t n);
+
+// chunk(begin, end) over [0, chunks), split across PyTorch's pool (through TensorIterator's
+// for_each, as for_each_loop2d) into as many ranges as there are threads, each thread one
+// contiguous range: for work already cut into pieces of a size of its own choosing, each
+// piece worth a thread (the search ops' database ranges and tiles).
+void for_each_chunk(int64_t chunks, const std::function<void(int64_t begin, int64_t end)>& chunk);
 
 }  // namespace torchops

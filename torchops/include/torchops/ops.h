@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <string_view>
 
 #define TORCHOPS_API __attribute__((visibility("default")))
@@ -88,5 +89,26 @@ TORCHOPS_API const at::Tensor& unpack_out(const at::Tensor& out, const at::Tenso
                                           std::optional<int64_t> dim = -1,
                                           std::optional<int64_t> count = std::nullopt,
                                           std::string_view bitorder = "big", bool is_signed = false);
+
+// Binary-embedding search (docs/semantics.md): codes are uint8 or int8 rows of B bytes (a
+// packed bit vector each, as packbits makes them); the distance of two codes is the number
+// of bits in which they differ.
+
+// x1 (..., M, B) and x2 (..., N, B), batch dims broadcast: the int32 (..., M, N) distances of
+// every pair of rows, as torch.cdist's shape.
+TORCHOPS_API at::Tensor hamming_distance(const at::Tensor& x1, const at::Tensor& x2);
+TORCHOPS_API const at::Tensor& hamming_distance_out(const at::Tensor& out, const at::Tensor& x1,
+                                                    const at::Tensor& x2);
+
+// queries (Q, B) and database (N, B), 0 <= k <= N: each query's k nearest codes, as torch.topk
+// returns them (values: int32 distances (Q, k); indices: int64 rows of the database (Q, k)),
+// nearest first, the smaller index first among equal distances. No (Q, N) matrix is made.
+TORCHOPS_API std::tuple<at::Tensor, at::Tensor> hamming_topk(const at::Tensor& queries, const at::Tensor& database,
+                                                             int64_t k);
+TORCHOPS_API std::tuple<const at::Tensor&, const at::Tensor&> hamming_topk_out(const at::Tensor& values,
+                                                                               const at::Tensor& indices,
+                                                                               const at::Tensor& queries,
+                                                                               const at::Tensor& database,
+                                                                               int64_t k);
 
 }  // namespace torchops
