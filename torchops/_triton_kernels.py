@@ -2,7 +2,8 @@
 
 The C++ entry has already checked the arguments, chosen the result dtype and allocated
 or resized `out`; the launchers here only compute, in one kernel launch per call (none
-for an empty tensor). The rules of the shifts, signbit and bitwise_count are those of
+for an empty tensor), but hamming_topk's: a search launch and a merge launch per pass of at
+most TOPK_MAX_K nearest. The rules of the shifts, signbit and bitwise_count are those of
 docs/semantics.md (sections 2, 4, 6 and 7), and those of pack and unpack its packing
 section's.
 
@@ -387,3 +388,384 @@ def unpack_compute(out, x, bits, dim, little, signed):
     reach = _reach_besides(x, dim) + (out.shape[dim] - 1) // per_byte * step
     _launch_along(_unpack_kernel, out, x, dim, 0, reach, (x.shape[dim], step),
                   BITS=bits, PER_BYTE=per_byte, LITTLE=bool(little), SIGNED=bool(signed))
+
+
+# Hamming distance and top-k search. The codes are rows of bytes (uint8 or int8: only the
+# bits count) along the last dim; a distance is the number of bits in which two rows differ.
+# Both ops read the codes as words of the widest integer type their layout allows (_code_words)
+# and count the bits of each xor with _bit_count_32, which LLVM compiles to the GPU's
+# popcount instruction (seen in the PTX for sm_80 and sm_90) and the interpreter runs as is.
+# hamming_distance is one launch; hamming_topk two a pass (a search and a merge), one pass
+# for k <= TOPK_MAX_K.
+
+
+@triton.jit
+def _differing_bits(a, b, U: tl.constexpr, WORD_BYTES: tl.constexpr):
+    # The 1 bits of a ^ b, an int32 per lane; a and b are words of the signed type of
+    # WORD_BYTES bytes, U the unsigned one (its zero extension keeps the count).
+    v = (a ^ b).to(U, bitcast=True)
+    if WORD_BYTES == 8:
+        count = _bit_count_32(v.to(tl.uint32)) + _bit_count_32((v >> 32).to(tl.uint32))
+    else:
+        count = _bit_count_32(v.to(tl.uint32))
+    return count.to(tl.int32)
+
+
+@triton.jit
+def _hamming_distance_kernel(out_ptr, x1_ptr, x2_ptr, m, n, words, tiles_m, tiles_n,
+                             out_row, out_col, x1_row, x1_word, x2_row, x2_word,
+                             batch_sizes, out_batch, x1_batch, x2_batch,
+                             U: tl.constexpr, WORD_BYTES: tl.constexpr, NDIM: tl.constexpr,
+                             INDEX_64: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # One program per (batch element, tile of BLOCK_M rows of x1, tile of BLOCK_N rows of x2):
+    # each word of a row is loaded once per tile and serves every row of the other operand.
+    pid = tl.program_id(0)
+    if INDEX_64:
+        pid = pid.to(tl.int64)
+    tile_n = pid % tiles_n
+    rest = pid // tiles_n
+    tile_m = rest % tiles_m
+    batch = rest // tiles_m
+    rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    row_ok = rows < m
+    col_ok = cols < n
+    # Pointers stepped by a word's stride: w * stride could overflow 32 bits, a step cannot.
+    a_ptrs = x1_ptr + _offset(batch, batch_sizes, x1_batch, NDIM) + rows * x1_row
+    b_ptrs = x2_ptr + _offset(batch, batch_sizes, x2_batch, NDIM) + cols * x2_row
+    distance = tl.full([BLOCK_M, BLOCK_N], 0, tl.int32)
+    for _ in range(words):
+        a = tl.load(a_ptrs, mask=row_ok, other=0)
+        b = tl.load(b_ptrs, mask=col_ok, other=0)
+        distance += _differing_bits(a[:, None], b[None, :], U, WORD_BYTES)
+        a_ptrs += x1_word
+        b_ptrs += x2_word
+    out_ptrs = (out_ptr + _offset(batch, batch_sizes, out_batch, NDIM)
+                + rows[:, None] * out_row + cols[None, :] * out_col)
+    tl.store(out_ptrs, distance, mask=row_ok[:, None] & col_ok[None, :])
+
+
+# The top-k search orders the candidates of a query by one int64 key, distance << shift |
+# index, shift being the bits of the largest index: keys are distinct, and their order is the
+# result's order (nearest first, the smaller index first among equal distances), so every
+# selection below is exact and no split of the work can change the answer. _NO_KEY, above
+# every key, fills what holds no candidate.
+_NO_KEY: tl.constexpr = tl.constexpr(2**63 - 1)
+
+
+@triton.jit
+def _compare_exchange(x, R: tl.constexpr, C: tl.constexpr, J: tl.constexpr, DIRECTION: tl.constexpr):
+    # One step of a bitonic network along dim 1 of x ([R, C]): lanes l and l + J (l's bit J
+    # clear, J a power of two) exchange their keys so that the lower lane holds the smaller,
+    # or the larger where l's bit DIRECTION is clear (DIRECTION 0: nowhere; C: everywhere).
+    # The pairs are made by a reshape, a permute and a split, which the compiler resolves
+    # at compile time (a tl.gather by computed lanes goes through local memory). The networks
+    # use Triton's builtins alone, not tl.sort, tl.topk or tl.min: library functions are
+    # JITFunctions in a process that imported Triton before TRITON_INTERPRET was set, which
+    # an interpreted kernel cannot call (commit 8f4a0fa).
+    low, high = tl.split(tl.permute(tl.reshape(x, [R, C // (2 * J), 2, J]), [0, 1, 3, 2]))
+    smaller = tl.minimum(low, high)
+    larger = tl.maximum(low, high)
+    if DIRECTION == 0:
+        low, high = smaller, larger
+    else:
+        lane = tl.arange(0, C // (2 * J))[:, None] * (2 * J) + tl.arange(0, J)[None, :]
+        descending = ((lane & DIRECTION) == 0)[None, :, :]
+        low = tl.where(descending, larger, smaller)
+        high = tl.where(descending, smaller, larger)
+    return tl.reshape(tl.permute(tl.join(low, high), [0, 1, 3, 2]), [R, C])
+
+
+@triton.jit
+def _halves(x, R: tl.constexpr, C: tl.constexpr):
+    # Lanes [0, C/2) and [C/2, C) of x ([R, C]). Halves rather than neighbouring lanes: split
+    # from a [R, C/2, 2] reshape, the compiled kernel spills to local memory where R is 1 or 2.
+    return tl.split(tl.permute(tl.reshape(x, [R, 2, C // 2]), [0, 2, 1]))
+
+
+@triton.jit
+def _sort_blocks(x, R: tl.constexpr, C: tl.constexpr, LOG_KP: tl.constexpr):
+    # Sorts each block of KP = 2**LOG_KP lanes of x ([R, C]) into the orders _smallest takes:
+    # descending in the first half of x and ascending in the second (descending if KP = C).
+    for s in tl.static_range(1, LOG_KP + 1):
+        # Blocks of 2**s lanes sorted from halves sorted in opposite orders (a bitonic
+        # sequence); below KP, in alternate orders, for the next stage.
+        for t in tl.static_range(s):
+            if s < LOG_KP:
+                x = _compare_exchange(x, R, C, 1 << (s - 1 - t), 1 << s)
+            else:
+                x = _compare_exchange(x, R, C, 1 << (s - 1 - t), C // 2 if C > (1 << LOG_KP) else C)
+    return x
+
+
+@triton.jit
+def _merge_blocks(x, R: tl.constexpr, C: tl.constexpr, LOG_KP: tl.constexpr, DIRECTION: tl.constexpr):
+    # Sorts each block of KP = 2**LOG_KP lanes of x ([R, C]) that holds a bitonic sequence:
+    # descending where a lane's bit DIRECTION is clear (see _compare_exchange).
+    for t in tl.static_range(LOG_KP):
+        x = _compare_exchange(x, R, C, 1 << (LOG_KP - 1 - t), DIRECTION)
+    return x
+
+
+@triton.jit
+def _smallest(x, R: tl.constexpr, C: tl.constexpr, LOG_KP: tl.constexpr, FOLDS: tl.constexpr):
+    # The KP = 2**LOG_KP smallest keys of each row of x ([R, C], C = KP << FOLDS), sorted
+    # descending, from blocks of KP sorted keys, descending in the first half of x and
+    # ascending in the second. Bitonic top-k: the lane-wise minimum of a descending block and
+    # an ascending one holds the KP smallest of their keys as a bitonic sequence, which one
+    # merge sorts; each fold halves the width, its result again in those orders.
+    for f in tl.static_range(FOLDS):
+        # C >> (f + 1) lanes after the fold (written out: a constexpr cannot be reassigned).
+        first, second = _halves(x, R, C >> f)
+        x = _merge_blocks(tl.minimum(first, second), R, C >> (f + 1), LOG_KP,
+                          C >> (f + 2) if f + 1 < FOLDS else C >> (f + 1))
+    return x
+
+
+@triton.jit
+def _insert(best, candidates, R: tl.constexpr, LOG_KP: tl.constexpr):
+    # The KP smallest of best (ascending) and candidates (descending), ascending.
+    return _merge_blocks(tl.minimum(best, candidates), R, 1 << LOG_KP, LOG_KP, 0)
+
+
+@triton.jit
+def _any(flags, SIZE: tl.constexpr, LOG_SIZE: tl.constexpr):
+    # Whether any of the SIZE >= 2 flags is set, as a scalar, by halving (see _compare_exchange
+    # for why not a reduction). The order of the flags does not matter: can_reorder lets the
+    # compiler keep each thread's own (without it, the kernel spills to local memory).
+    x = tl.reshape(flags.to(tl.int32), [SIZE], can_reorder=True)
+    for f in tl.static_range(LOG_SIZE - 1):
+        first, second = tl.split(tl.reshape(x, [SIZE >> (f + 1), 2], can_reorder=True))
+        x = tl.maximum(first, second)
+    first, second = tl.split(x)
+    return tl.maximum(first, second) != 0
+
+
+@triton.jit
+def _last(x, R: tl.constexpr, LOG_C: tl.constexpr):
+    # x[:, -1:] ([R, 1]) of x ([R, 2**LOG_C]), by halving (see _compare_exchange for why not a
+    # reduction or a gather).
+    for f in tl.static_range(LOG_C):
+        _, x = _halves(x, R, 1 << (LOG_C - f))
+    return x
+
+
+@triton.jit
+def _hamming_topk_partial_kernel(partial_ptr, lower_ptr, q_ptr, db_ptr, q_count, n, words, splits,
+                                 rows_per_split, q_pad, shift, q_row, q_word, db_row, db_word,
+                                 U: tl.constexpr, WORD_BYTES: tl.constexpr, INDEX_64: tl.constexpr,
+                                 QT: tl.constexpr, BN: tl.constexpr, LOG_KP: tl.constexpr,
+                                 FOLDS: tl.constexpr, LOG_TILE: tl.constexpr):
+    # One program per (tile of QT queries, split of the database): the KP smallest keys above
+    # each query's lower bound among the split's rows, ascending, into partial[split, query].
+    # The rows come BN at a time; a tile's keys are sorted and folded into the program's
+    # best only when one of them is below a query's KP-th best (after the first tiles,
+    # most are not).
+    KP: tl.constexpr = 1 << LOG_KP
+    pid = tl.program_id(0)
+    if INDEX_64:
+        pid = pid.to(tl.int64)
+    split = pid % splits
+    queries = (pid // splits) * QT + tl.arange(0, QT)
+    q_ok = queries < q_count
+    lower = tl.load(lower_ptr + queries)  # q_pad of them: the padding queries' too
+    start = split * rows_per_split
+    end = tl.minimum(start + rows_per_split, n)
+    best = tl.full([QT, KP], _NO_KEY, tl.int64)
+    for tile in range(start, end, BN):
+        rows = tile + tl.arange(0, BN)
+        row_ok = rows < end
+        a_ptrs = q_ptr + queries * q_row
+        b_ptrs = db_ptr + rows * db_row
+        distance = tl.full([QT, BN], 0, tl.int32)
+        for _ in range(words):
+            a = tl.load(a_ptrs, mask=q_ok, other=0)
+            b = tl.load(b_ptrs, mask=row_ok, other=0)
+            distance += _differing_bits(a[:, None], b[None, :], U, WORD_BYTES)
+            a_ptrs += q_word
+            b_ptrs += db_word
+        keys = (distance.to(tl.int64) << shift) | rows[None, :].to(tl.int64)
+        keys = tl.where(row_ok[None, :] & (keys > lower[:, None]), keys, _NO_KEY)
+        worst = _last(best, QT, LOG_KP)  # the KP-th best, best being ascending
+        # A loop of 0 or 1 iterations, not an if: Triton 3.8's RemoveLayoutConversions pass
+        # does not finish on this network inside an scf.if (it does inside an scf.for).
+        for _ in range(_any(keys < worst, QT * BN, LOG_TILE).to(tl.int32)):
+            candidates = _smallest(_sort_blocks(keys, QT, BN, LOG_KP), QT, BN, LOG_KP, FOLDS)
+            best = _insert(best, candidates, QT, LOG_KP)
+    lanes = tl.arange(0, KP)
+    tl.store(partial_ptr + ((split * q_pad + queries) * KP)[:, None] + lanes[None, :], best)
+
+
+@triton.jit
+def _hamming_topk_merge_kernel(values_ptr, indices_ptr, lower_ptr, partial_ptr, q_count, splits, q_pad,
+                               first, count, shift, index_mask, values_row, values_col,
+                               indices_row, indices_col,
+                               INDEX_64: tl.constexpr, QT: tl.constexpr, LISTS: tl.constexpr,
+                               LOG_KP: tl.constexpr, LOG_LISTS: tl.constexpr):
+    # One program per tile of QT queries: the KP smallest of the splits' lists (LISTS lists
+    # at a time), of which the first `count` are written to columns first, first + 1, ... of
+    # values and indices; the last of them becomes the queries' lower bound for the next pass.
+    KP: tl.constexpr = 1 << LOG_KP
+    pid = tl.program_id(0)
+    if INDEX_64:
+        pid = pid.to(tl.int64)
+    queries = pid * QT + tl.arange(0, QT)
+    q_ok = queries < q_count
+    lanes = tl.arange(0, LISTS * KP)
+    list_of = lanes // KP
+    # The first half of the lists read backwards, descending: the orders _smallest takes.
+    along = tl.where(list_of < LISTS // 2, KP - 1 - lanes % KP, lanes % KP)
+    best = tl.full([QT, KP], _NO_KEY, tl.int64)
+    for chunk in range(0, splits, LISTS):
+        split = chunk + list_of
+        if INDEX_64:
+            split = split.to(tl.int64)
+        ptrs = partial_ptr + ((split * q_pad)[None, :] + queries[:, None]) * KP + along[None, :]
+        keys = tl.load(ptrs, mask=(split < splits)[None, :], other=_NO_KEY)
+        best = _insert(best, _smallest(keys, QT, LISTS * KP, LOG_KP, LOG_LISTS), QT, LOG_KP)
+    j = tl.arange(0, KP)[None, :]
+    if INDEX_64:
+        j = j.to(tl.int64)
+    written = q_ok[:, None] & (j < count)
+    column = first + j
+    tl.store(values_ptr + queries[:, None] * values_row + column * values_col, (best >> shift).to(tl.int32),
+             mask=written)
+    tl.store(indices_ptr + queries[:, None] * indices_row + column * indices_col, best & index_mask,
+             mask=written)
+    # One lane a query stores, the key at column first + count - 1.
+    tl.store(lower_ptr + queries[:, None] + j * 0, best, mask=q_ok[:, None] & (j == count - 1))
+
+
+# Codes read as words of a wider type: (bytes, torch dtype), the widest first.
+_CODE_WORDS = ((8, torch.int64), (4, torch.int32), (2, torch.int16))
+
+# The most keys a program keeps for a query: a larger k is answered in ceil(k / TOPK_MAX_K)
+# passes over the database, each the next TOPK_MAX_K keys above the last pass's last.
+TOPK_MAX_K = 256
+# The programs a top-k search aims at, so that one query fills a GPU: the database is
+# split among them (few under the interpreter, whose cost is per program and per op).
+TOPK_PROGRAMS = 1024
+INTERPRETED_TOPK_PROGRAMS = 4
+
+
+def _code_words(codes):
+    """The codes (int8 or uint8, the bytes along the last dim) viewed as words of the widest
+    signed dtype that divides every code's length, strides and address, with the word's size
+    in bytes; int8 bytes where none does (a code's bytes not adjacent, an odd length)."""
+    length = codes[0].shape[-1]
+    for width, dtype in _CODE_WORDS:
+        if length % width == 0 and all(
+                c.stride(-1) == 1 and c.data_ptr() % width == 0
+                and all(s % width == 0 for s in c.stride()[:-1]) for c in codes):
+            try:
+                return [c.view(dtype) for c in codes], width
+            except RuntimeError:  # a storage offset the view refuses (an unaligned storage)
+                pass
+    return [c.view(torch.int8) for c in codes], 1
+
+
+def _word_constexprs(width):
+    return dict(U=_UNSIGNED[_SIGNED_OF_WIDTH[width]], WORD_BYTES=width)
+
+
+def _reach(sizes, strides):
+    """The largest offset over these sizes and (non-negative) strides."""
+    return sum((size - 1) * stride for size, stride in zip(sizes, strides) if size > 0)
+
+
+def _power_of_2_at_least(n):
+    return 1 << max(0, n - 1).bit_length()
+
+
+def hamming_distance_compute(out, x1, x2):
+    """out (int32, (*batch, M, N)) = the bits in which row i of x1 ((*batch, M, B)) and row j
+    of x2 ((*batch, N, B)) differ, at [..., i, j]; x1 and x2 int8 or uint8, their batch dims
+    out's (stride 0 where broadcast)."""
+    if out.numel() == 0:
+        return
+    m, n, length = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    if length == 0:
+        out.fill_(0)  # nothing to read
+        return
+    batch = tuple(out.shape[:-2])
+    x1, x2 = x1.expand(*batch, m, length), x2.expand(*batch, n, length)
+    (x1, x2), width = _code_words([x1, x2])
+    block = _block_for(out)
+    # A tile of out of `block` elements, about square where M and N allow.
+    block_n = min(_power_of_2_at_least(n), 1 << (block.bit_length() // 2))
+    block_m = min(_power_of_2_at_least(m), block // block_n)
+    tiles_m, tiles_n = triton.cdiv(m, block_m), triton.cdiv(n, block_n)
+    sizes, (out_batch, x1_batch, x2_batch), _, _ = _plan(
+        batch, [out.stride()[:-2], x1.stride()[:-2], x2.stride()[:-2]], 0)
+    programs = tiles_m * tiles_n
+    for size in sizes:
+        programs *= size
+    # Offsets of masked-off rows too (the last tiles run past M and N).
+    reaches = (_reach(sizes, out_batch) + _reach((tiles_m * block_m, tiles_n * block_n), out.stride()[-2:]),
+               _reach(sizes, x1_batch) + _reach((tiles_m * block_m, x1.shape[-1]), x1.stride()[-2:]),
+               _reach(sizes, x2_batch) + _reach((tiles_n * block_n, x2.shape[-1]), x2.stride()[-2:]))
+    index_64 = programs > _INT32_MAX or max(reaches) > _INT32_MAX
+    with _device_of(out):
+        _hamming_distance_kernel[(programs,)](
+            out, x1, x2, m, n, x1.shape[-1], tiles_m, tiles_n, *out.stride()[-2:], *x1.stride()[-2:],
+            *x2.stride()[-2:], sizes, out_batch, x1_batch, x2_batch, NDIM=len(sizes), INDEX_64=index_64,
+            BLOCK_M=block_m, BLOCK_N=block_n, **_word_constexprs(width))
+
+
+def hamming_topk_compute(values, indices, queries, database, k):
+    """For each query (row of queries, (Q, B)), the k rows of database ((N, B)) nearest in
+    Hamming distance, nearest first and the smaller index first among equal distances:
+    their distances into values (int32, (Q, k)), their indices into indices (int64, (Q, k)).
+    1 <= k <= N, Q >= 1; the codes int8 or uint8, of any strides.
+
+    A grid of programs, each a tile of QT queries against a split of the database, keeps the
+    KP smallest keys (KP = k rounded up to a power of 2, at most TOPK_MAX_K) of each query;
+    a second kernel merges the splits' lists. Scratch: splits * ceil(Q / QT) * QT * KP keys
+    (int64) and a lower bound per query, whatever N. A k above TOPK_MAX_K takes more passes.
+    """
+    q, n, length = queries.shape[0], database.shape[0], queries.shape[1]
+    if length == 0:
+        width = 1  # every distance 0; no word is read
+        queries, database = queries.view(torch.int8), database.view(torch.int8)
+    else:
+        (queries, database), width = _code_words([queries, database])
+    words = queries.shape[1]
+    # The index's bits in a key (the distance's, above them, leave 63 - shift: enough while
+    # 8 * B < 2**(63 - shift), i.e. any database that fits in memory).
+    shift = max(1, (n - 1).bit_length())
+    block = _block_for(values)
+    interpreted = values.device.type == "cpu"
+    kp = _power_of_2_at_least(min(k, TOPK_MAX_K))
+    # Tiles of `block` keys: QT queries against BN rows, BN >= 2 * KP where the block allows;
+    # QT at most 16 (compiled: more queries would leave too few programs for the database).
+    qt = min(_power_of_2_at_least(q), 16, max(1, block // (2 * kp)))
+    bn = max(kp, block // qt)
+    q_tiles = triton.cdiv(q, qt)
+    q_pad = q_tiles * qt
+    tiles = triton.cdiv(n, bn)
+    programs = INTERPRETED_TOPK_PROGRAMS if interpreted else TOPK_PROGRAMS
+    splits = min(tiles, max(1, programs // q_tiles))
+    rows_per_split = triton.cdiv(tiles, splits) * bn
+    splits = triton.cdiv(n, rows_per_split)  # none left empty
+    # The merge: the same QT queries against LISTS >= 2 lists of KP keys, about `block` keys.
+    lists = max(2, min(_power_of_2_at_least(splits), block // (qt * kp)))
+    partial = torch.empty((splits, q_pad, kp), dtype=torch.int64, device=values.device)
+    lower = torch.full((q_pad,), -1, dtype=torch.int64, device=values.device)
+    # Offsets of masked-off lanes too: padding queries, rows past a split's end, lists past
+    # the last, columns past k.
+    columns = triton.cdiv(k, kp) * kp
+    index_64 = max(
+        triton.cdiv(splits, lists) * lists * q_pad * kp, q_tiles * splits,
+        _reach((q_pad, words), queries.stride()), _reach(((tiles + 1) * bn, words), database.stride()),
+        _reach((q_pad, columns), values.stride()), _reach((q_pad, columns), indices.stride())) > _INT32_MAX
+    with _device_of(values):
+        for first in range(0, k, kp):
+            _hamming_topk_partial_kernel[(q_tiles * splits,)](
+                partial, lower, queries, database, q, n, words, splits, rows_per_split, q_pad, shift,
+                *queries.stride(), *database.stride(), INDEX_64=index_64, QT=qt, BN=bn,
+                LOG_KP=kp.bit_length() - 1, FOLDS=(bn // kp).bit_length() - 1,
+                LOG_TILE=(qt * bn).bit_length() - 1, **_word_constexprs(width))
+            _hamming_topk_merge_kernel[(q_tiles,)](
+                values, indices, lower, partial, q, splits, q_pad, first, min(kp, k - first), shift,
+                (1 << shift) - 1, *values.stride(), *indices.stride(), INDEX_64=index_64, QT=qt,
+                LISTS=lists, LOG_KP=kp.bit_length() - 1, LOG_LISTS=lists.bit_length() - 1)
