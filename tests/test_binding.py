@@ -559,6 +559,26 @@ def test_eight_threads_at_once():
     assert not failures
 
 
+def assert_no_reference_leaked(calls, failing, errors, objects):
+    """Runs `calls`, and `failing` (each raising one of `errors`), 1000 times each after a
+    warm-up: every object of `objects` keeps its reference count."""
+    for call in calls + failing:  # warm up caches
+        try:
+            call()
+        except errors:
+            pass
+    gc.collect()
+    before = [sys.getrefcount(o) for o in objects]
+    for _ in range(1000):
+        for call in calls:
+            call()
+        for call in failing:
+            with pytest.raises(errors):
+                call()
+    gc.collect()
+    assert [sys.getrefcount(o) for o in objects] == before
+
+
 def test_no_reference_is_leaked_or_lost():
     x, counts, out, floats, bools = _x(), _counts(), torch.empty(6, dtype=torch.int8), _floats(), torch.empty(6, dtype=torch.bool)
     direction = "".join(["LE", "FT"])  # not interned
@@ -575,22 +595,7 @@ def test_no_reference_is_leaked_or_lost():
         lambda: torchops.bitshift(x, counts, "UP", out=out),  # ValueError from the op
         lambda: torchops.bitshift(x, 1.5, "LEFT"),  # TypeError from the twin
     ]
-    objects = [x, counts, out, floats, bools, direction]
-    for call in calls + failing:  # warm up caches
-        try:
-            call()
-        except (TypeError, ValueError):
-            pass
-    gc.collect()
-    before = [sys.getrefcount(o) for o in objects]
-    for _ in range(1000):
-        for call in calls:
-            call()
-        for call in failing:
-            with pytest.raises((TypeError, ValueError)):
-                call()
-    gc.collect()
-    assert [sys.getrefcount(o) for o in objects] == before
+    assert_no_reference_leaked(calls, failing, (TypeError, ValueError), [x, counts, out, floats, bools, direction])
     assert torchops.bitshift(x, 1, "LEFT", out=out) is out
     assert torchops.bitwise_right_shift_(x, 1) is x
 
@@ -891,22 +896,8 @@ def test_a_search_call_leaks_no_reference():
         lambda: torchops.hamming_topk(queries, database, 2, out=(indices, values)),  # TypeError from the op
         lambda: torchops.hamming_topk(queries, database, 2, out=[values]),  # TypeError from the twin
     ]
-    objects = [queries, database, distances, values, indices, pair, listed]
-    for call in calls + failing:  # warm up caches
-        try:
-            call()
-        except (TypeError, IndexError):
-            pass
-    gc.collect()
-    before = [sys.getrefcount(o) for o in objects]
-    for _ in range(1000):
-        for call in calls:
-            call()
-        for call in failing:
-            with pytest.raises((TypeError, IndexError)):
-                call()
-    gc.collect()
-    assert [sys.getrefcount(o) for o in objects] == before
+    assert_no_reference_leaked(calls, failing, (TypeError, IndexError),
+                               [queries, database, distances, values, indices, pair, listed])
 
 
 # --------------------------------------------------------------------------
