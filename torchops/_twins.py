@@ -35,6 +35,25 @@ HammingTopk.__module__ = "torchops.ops"  # where the typed API exports it (pickl
 HammingTopk.__doc__ = """torchops.hamming_topk's result: ``values``, the int32 distances (Q, k), and ``indices``,
 the int64 rows of the database (Q, k), nearest first. A tuple: ``values, indices = ...``."""
 
+
+def _register_hamming_topk_as_pytree_node() -> None:
+    """torch.export saves a program's output structure by type name, and refuses a named
+    tuple registered without one: given one here, a model that returns the result as it
+    comes saves and loads (its fields are the node's keys: ``.values``, ``.indices``)."""
+    from torch.utils import _pytree as pytree  # torch.export's documented extension point
+
+    pytree.register_pytree_node(
+        HammingTopk,
+        lambda result: (list(result), None),
+        lambda fields, _: HammingTopk(*fields),
+        serialized_type_name="torchops.ops.HammingTopk",
+        flatten_with_keys_fn=lambda result: ([(pytree.GetAttrKey(name), field) for name, field
+                                              in zip(HammingTopk._fields, result)], None),
+    )
+
+
+_register_hamming_topk_as_pytree_node()
+
 def _make_twins() -> dict:
     """The twins and say_as, as closures over this function's locals (the module docstring
     says why: no module global is read when they run)."""
