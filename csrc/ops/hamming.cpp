@@ -104,11 +104,11 @@ at::DimVector topk_shape(const TopkCall& call) {
   return {call.queries.size(0), call.k};
 }
 
-// out='s checks, then out resized to `shape` (checked again for overlap: a resized out can
-// land on an input's storage).
-void prepare_out(const char* op_name, const char* arg, at::ScalarType dtype, at::IntArrayRef shape,
-                 const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
-  check_out_dtype(op_name, out, dtype);
+// out='s checks but its dtype (which the caller checks for every out= of the call first, so
+// that a refused call resizes none), then out resized to `shape` (checked again for
+// overlap: a resized out can land on an input's storage).
+void prepare_out(const char* op_name, const char* arg, at::IntArrayRef shape, const at::Tensor& out,
+                 std::initializer_list<const at::Tensor*> inputs) {
   check_writable(op_name, arg, out);
   check_no_overlap(op_name, out, inputs);
   if (at::native::resize_output(out, shape)) check_no_overlap(op_name, out, inputs);
@@ -122,8 +122,8 @@ void prepare_topk_out(const TopkCall& call, const at::Tensor& values, const at::
   TORCH_CHECK_TYPE(indices.scalar_type() == at::kLong, kHammingTopkOp, ": indices must be an int64 tensor, got ",
                    dtype_name(indices.scalar_type()));
   const at::DimVector shape = topk_shape(call);
-  prepare_out(kHammingTopkOp, "values", at::kInt, shape, values, {&call.queries, &call.database});
-  prepare_out(kHammingTopkOp, "indices", at::kLong, shape, indices, {&call.queries, &call.database, &values});
+  prepare_out(kHammingTopkOp, "values", shape, values, {&call.queries, &call.database});
+  prepare_out(kHammingTopkOp, "indices", shape, indices, {&call.queries, &call.database, &values});
 }
 
 // ---- CPU ----
@@ -304,7 +304,8 @@ at::Tensor distance_result(const DistanceCall& call, Distance compute) {
 }
 
 at::Tensor& distance_out(const DistanceCall& call, Distance compute, bool contiguous_only, at::Tensor& out) {
-  prepare_out(kHammingDistanceOp, "out", at::kInt, call.shape, out, {&call.x1, &call.x2});
+  check_out_dtype(kHammingDistanceOp, out, at::kInt);
+  prepare_out(kHammingDistanceOp, "out", call.shape, out, {&call.x1, &call.x2});
   if (!contiguous_only || out.is_contiguous()) {
     compute(call, out);
   } else {
