@@ -168,6 +168,14 @@ def test_a_refused_call_leaves_every_tensor_as_it_was(api, rng):
     with pytest.raises(IndexError, match=r"^torchops.hamming_topk: k 5 is out of range for a database of 4 codes"):
         topk(api, x1, codes(rng, 4, 8), 5, out=(values, indices))
     assert_unchanged(before)
+    # The second out refused after the first passed its checks: the first, which needs a
+    # resize, is left as it was too.
+    values, indices = torch.full((2,), 7, dtype=torch.int32), torch.zeros(1, dtype=torch.int64).expand(3, 2)
+    before = snapshot(values, indices)
+    with pytest.raises(RuntimeError, match=r"^torchops.hamming_topk: unsupported operation: more than one element "
+                                           r"of the written-to tensor refers to a single memory location"):
+        topk(api, x1, codes(rng, 4, 8), 2, out=(values, indices))
+    assert_unchanged(before)
     with pytest.raises(TypeError, match=r"^torchops.hamming_topk: queries must be a uint8 or int8 tensor of packed "
                                         r"codes, got float32; pack float embeddings' signs with torchops.packbits"):
         topk(api, torch.ones(2, 8), x1, 1)

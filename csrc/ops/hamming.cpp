@@ -104,13 +104,19 @@ at::DimVector topk_shape(const TopkCall& call) {
   return {call.queries.size(0), call.k};
 }
 
-// out='s checks but its dtype (which the caller checks for every out= of the call first, so
-// that a refused call resizes none), then out resized to `shape` (checked again for
-// overlap: a resized out can land on an input's storage).
-void prepare_out(const char* op_name, const char* arg, at::IntArrayRef shape, const at::Tensor& out,
-                 std::initializer_list<const at::Tensor*> inputs) {
+// The checks of an out= that do not depend on its size (its dtype aside, which the caller
+// checks first): every out= of a call passes them before any is resized, so that a refused
+// call leaves each as it was.
+void check_out(const char* op_name, const char* arg, const at::Tensor& out,
+               std::initializer_list<const at::Tensor*> inputs) {
   check_writable(op_name, arg, out);
   check_no_overlap(op_name, out, inputs);
+}
+
+// out resized to `shape`, and checked again for overlap: a resized out can land on an
+// input's storage.
+void resize_out(const char* op_name, at::IntArrayRef shape, const at::Tensor& out,
+                std::initializer_list<const at::Tensor*> inputs) {
   if (at::native::resize_output(out, shape)) check_no_overlap(op_name, out, inputs);
 }
 
@@ -121,9 +127,11 @@ void prepare_topk_out(const TopkCall& call, const at::Tensor& values, const at::
                    dtype_name(values.scalar_type()));
   TORCH_CHECK_TYPE(indices.scalar_type() == at::kLong, kHammingTopkOp, ": indices must be an int64 tensor, got ",
                    dtype_name(indices.scalar_type()));
+  check_out(kHammingTopkOp, "values", values, {&call.queries, &call.database});
+  check_out(kHammingTopkOp, "indices", indices, {&call.queries, &call.database, &values});
   const at::DimVector shape = topk_shape(call);
-  prepare_out(kHammingTopkOp, "values", shape, values, {&call.queries, &call.database});
-  prepare_out(kHammingTopkOp, "indices", shape, indices, {&call.queries, &call.database, &values});
+  resize_out(kHammingTopkOp, shape, values, {&call.queries, &call.database, &indices});
+  resize_out(kHammingTopkOp, shape, indices, {&call.queries, &call.database, &values});
 }
 
 // ---- CPU ----
@@ -305,7 +313,8 @@ at::Tensor distance_result(const DistanceCall& call, Distance compute) {
 
 at::Tensor& distance_out(const DistanceCall& call, Distance compute, bool contiguous_only, at::Tensor& out) {
   check_out_dtype(kHammingDistanceOp, out, at::kInt);
-  prepare_out(kHammingDistanceOp, "out", call.shape, out, {&call.x1, &call.x2});
+  check_out(kHammingDistanceOp, "out", out, {&call.x1, &call.x2});
+  resize_out(kHammingDistanceOp, call.shape, out, {&call.x1, &call.x2});
   if (!contiguous_only || out.is_contiguous()) {
     compute(call, out);
   } else {
