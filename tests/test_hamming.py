@@ -3,6 +3,10 @@ against NumPy's bitwise_count of the xor and the model (tests/model.py) at every
 on both call paths: code sizes around every vector width and the sizes with loops of their
 own, int8 and uint8 codes, batch dims, layouts, empty shapes, ties (the smaller index first),
 every k, and one call split across threads giving the one-thread answer."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -195,3 +199,34 @@ def test_one_search_split_across_threads_gives_the_one_thread_answer(threads, rn
     assert_topk(split, numpy_topk(queries, database, 50))
     x1, x2 = codes(rng, 70, 64), codes(rng, 3000, 64)
     np.testing.assert_array_equal(ops.hamming_distance(x1, x2).numpy(), numpy_distances(x1, x2))
+
+
+# A search's memory, in a process of its own: the peak resident size (VmHWM, reset through
+# /proc/self/clear_refs) grows by the results and the scratch of threads x Q x k candidates,
+# not by a (Q, N) matrix of distances (here 256 x 512K int32: 512 MiB). glibc's malloc takes
+# blocks of 128 KiB and more from mmap, so that what a call frees leaves the resident size.
+_SEARCH_MEMORY = """
+import torch, torchops
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+generator = torch.Generator().manual_seed(0)
+queries = torch.randint(0, 256, (256, 16), dtype=torch.uint8, generator=generator)
+database = torch.randint(0, 256, (512 * 1024, 16), dtype=torch.uint8, generator=generator)
+torchops.hamming_topk(queries[:1], database[:8192], 10)  # the library's and the pool's own first use
+with open("/proc/self/clear_refs", "w") as clear:
+    clear.write("5")
+before = peak_kib()
+values, indices = torchops.hamming_topk(queries, database, 10)
+print(peak_kib() - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc/self/clear_refs")
+@pytest.mark.skipif(OTHER_DEVICES_PATH is not None, reason="the CPU kernels' scratch")
+def test_a_search_makes_no_matrix_of_every_distance():
+    result = subprocess.run([sys.executable, "-c", _SEARCH_MEMORY], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)})
+    assert result.returncode == 0, result.stderr
+    growth_mib = int(result.stdout.split()[-1]) / 1024
+    assert growth_mib < 16, f"one search of 256 queries over 512K codes grew the process by {growth_mib:.1f} MiB"
