@@ -2,7 +2,8 @@
 against NumPy's bitwise_count of the xor and the model (tests/model.py) at every kernel level,
 on both call paths: code sizes around every vector width and the sizes with loops of their
 own, int8 and uint8 codes, batch dims, layouts, empty shapes, ties (the smaller index first),
-every k, and one call split across threads giving the one-thread answer."""
+every k, one call split across threads giving the one-thread answer, refused calls that
+leave every tensor as it was, and a search's peak memory."""
 import os
 import subprocess
 import sys

@@ -33,10 +33,11 @@ edges, counts near 0 and every width, floats as bit patterns (NaNs, -0.0, infs).
 (a ``Packing`` declaration: packbits, unpackbits, pack, unpack) is drawn the same way: its
 bits, dim, count and bitorder from its samples and hostile values of their types (dims out
 of range, counts past the end or dropping more than there are, None), now and then a dim of
-up to 70 elements, its out= kinds from its result's shape, which is not x's. A search op (a
-``Search`` declaration: hamming_distance, hamming_topk) takes two tensors of codes of 0 to 128 bytes
-(code_shapes: batch dims that broadcast or not, empty ones, now and then code sizes that
-differ), its k from its samples and hostile values, and out= of each of its results. Beside them,
+up to 70 elements, its out= kinds from its result's shape, which is not x's. A search op
+(a ``Search`` declaration: hamming_distance, hamming_topk) takes two tensors of codes of 0
+to 128 bytes (code_shapes: batch dims that broadcast or not, empty ones, now and then code
+sizes that differ), its k from its samples and hostile values, and out= of each of its
+results. Beside them,
 every pair of a few layouts and dtypes (test_every_pair_of_layouts), layouts once found to
 differ (test_known_layouts), and the samples and bad calls of tests/calls.py (test_fixed_calls).
 

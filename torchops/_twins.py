@@ -54,6 +54,7 @@ def _register_hamming_topk_as_pytree_node() -> None:
 
 _register_hamming_topk_as_pytree_node()
 
+
 def _make_twins() -> dict:
     """The twins and say_as, as closures over this function's locals (the module docstring
     says why: no module global is read when they run)."""
