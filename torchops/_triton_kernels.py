@@ -531,11 +531,12 @@ def _insert(best, candidates, R: tl.constexpr, LOG_KP: tl.constexpr):
 @triton.jit
 def _any(flags, SIZE: tl.constexpr, LOG_SIZE: tl.constexpr):
     # Whether any of the SIZE >= 2 flags is set, as a scalar, by halving (see _compare_exchange
-    # for why not a reduction). The order of the flags does not matter: can_reorder lets the
-    # compiler keep each thread's own (without it, the kernel spills to local memory).
-    x = tl.reshape(flags.to(tl.int32), [SIZE], can_reorder=True)
+    # for why not a reduction). The reshapes keep the flags' order (Triton deprecates
+    # can_reorder=True, which let the compiler keep each thread's own and warns from the
+    # Triton of torch 2.15's wheels on).
+    x = tl.reshape(flags.to(tl.int32), [SIZE])
     for f in tl.static_range(LOG_SIZE - 1):
-        first, second = tl.split(tl.reshape(x, [SIZE >> (f + 1), 2], can_reorder=True))
+        first, second = tl.split(tl.reshape(x, [SIZE >> (f + 1), 2]))
         x = tl.maximum(first, second)
     first, second = tl.split(x)
     return tl.maximum(first, second) != 0
