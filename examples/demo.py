@@ -1,8 +1,10 @@
 """The worked examples of the specifications torchops follows, run through torchops: ONNX
-BitShift (opset 28), Paddle's shift RFC, pypto.signbit, NumPy's np.bitwise_count.
+BitShift (opset 28), Paddle's shift RFC, pypto.signbit, NumPy's np.bitwise_count,
+np.packbits and np.unpackbits; then what packing is for: a bool mask packed and unpacked,
+int4 weights unpacked, and a binary-embedding search.
 
 Each line shows the call, what torchops returns and what the source document says it
-must return; the demo exits non-zero if any of them disagree.
+must return (or, for the uses, what must hold); the demo exits non-zero if any disagree.
 """
 import sys
 
@@ -64,8 +66,51 @@ def main() -> int:
     print(f"    bitwise_count int8 [-1, -128] -> {torchops.bitwise_count(torch.tensor([-1, -128], dtype=i8)).tolist()} "
           "(the bits of |x|, as NumPy)")
 
+    failures += packing_and_search()
     print(f"\n{'all examples hold' if failures == 0 else f'{failures} example(s) FAILED'}")
     return 1 if failures else 0
+
+
+def packing_and_search() -> int:
+    """NumPy's packbits/unpackbits documentation examples, then packing's uses; the failures."""
+    failures = 0
+    # np.packbits's and np.unpackbits's documentation: their examples' arrays and results.
+    a = torch.tensor([[[1, 0, 1], [0, 1, 0]], [[1, 1, 0], [0, 0, 1]]], dtype=torch.uint8)
+    got = torchops.packbits(a, dim=-1)
+    ok = got.tolist() == [[[160], [64]], [[192], [32]]]
+    failures += not ok
+    print(f"\n{'ok ' if ok else 'BAD'} NumPy packbits {a.tolist()}, axis=-1 -> {got.tolist()}")
+    b = torch.tensor([[2], [7], [23]], dtype=torch.uint8)
+    got = torchops.unpackbits(b, dim=1)
+    ok = got.tolist() == [[0, 0, 0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 0, 1, 1, 1]]
+    failures += not ok
+    print(f"{'ok ' if ok else 'BAD'} NumPy unpackbits {b.tolist()}, axis=1 -> {got.tolist()}")
+
+    generator = torch.Generator().manual_seed(0)
+    mask = torch.rand(1000, 1000, generator=generator) > 0.5
+    packed = torchops.packbits(mask)
+    ok = torch.equal(torchops.unpackbits(packed, count=mask.shape[-1]).bool(), mask)
+    failures += not ok
+    print(f"{'ok ' if ok else 'BAD'} a (1000, 1000) bool mask packed: {mask.nbytes:,} bytes -> {packed.nbytes:,}, "
+          "unpacked back equal")
+    weights = torch.randint(-8, 8, (4096, 4096), dtype=i8, generator=generator)
+    int4 = torchops.pack(weights, 4)
+    ok = torch.equal(torchops.unpack(int4, 4, signed=True), weights)
+    failures += not ok
+    print(f"{'ok ' if ok else 'BAD'} int4 weights (4096, 4096), 2 a byte: {weights.nbytes:,} bytes -> {int4.nbytes:,}, "
+          "unpacked sign-extended back equal")
+
+    embeddings = torch.randn(100_000, 1024, generator=generator)
+    database = torchops.packbits(embeddings > 0)
+    queries = torchops.packbits(embeddings[:16] + 0.5 * torch.randn(16, 1024, generator=generator) > 0)
+    values, indices = torchops.hamming_topk(queries, database, 10)
+    ok = torch.equal(indices[:, 0], torch.arange(16))
+    failures += not ok
+    print(f"{'ok ' if ok else 'BAD'} binary embeddings: 100,000 float32 vectors of 1024 dimensions "
+          f"({embeddings.nbytes / 2**20:.0f} MiB) packed to {database.nbytes / 2**20:.1f} MiB; hamming_topk of 16 "
+          f"noisy copies finds each one's source first (distances {values[:, 0].min()}-{values[:, 0].max()} bits, "
+          f"the next nearest {values[:, 1].min()} or more)")
+    return failures
 
 
 if __name__ == "__main__":

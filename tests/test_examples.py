@@ -1,4 +1,5 @@
-"""examples/binary_embeddings.py: it runs, and its search finds the nearest vectors.
+"""examples/binary_embeddings.py: it runs, and its search finds the nearest vectors; and
+examples/demo.py, the README's first command, holds every example it shows.
 
 The example is also the workload benchmarks/embeddings.py times, so its search is checked here
 against a brute-force search on the shapes that take its other paths: a last block shorter than
@@ -20,6 +21,13 @@ EXAMPLE = os.path.join(ROOT, "examples", "binary_embeddings.py")
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 import binary_embeddings  # noqa: E402
+
+
+def test_demo_holds_every_example(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "demo.py")],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BAD" not in result.stdout and result.stdout.rstrip().endswith("all examples hold")
 
 
 def test_binary_embeddings_example_runs(tmp_path):
