@@ -86,6 +86,18 @@ def _same(result, expected) -> bool:
     return torch.equal(result.as_subclass(torch.Tensor), expected)
 
 
+def assert_twin_outcome(call, expected):
+    """`call` gives `expected`: the answer of a callable (_same), or an (error, message) pair
+    raised with a message that starts so."""
+    if callable(expected):
+        assert _same(call(), expected())
+        return
+    error, message = expected
+    with pytest.raises(error) as raised:
+        call()
+    assert str(raised.value).startswith(message), raised.value
+
+
 # --------------------------------------------------------------------------
 # What torchops exports
 def test_torchops_exports_the_typed_api_which_calls_the_compiled_functions():
@@ -710,13 +722,7 @@ PACKING_CALLS_FOR_THE_TWIN = [
 
 @pytest.mark.parametrize("call, expected", PACKING_CALLS_FOR_THE_TWIN, ids=range(len(PACKING_CALLS_FOR_THE_TWIN)))
 def test_a_packing_call_the_compiled_function_leaves_to_the_twin(call, expected):
-    if callable(expected):
-        assert torch.equal(call(), expected())
-        return
-    error, message = expected
-    with pytest.raises(error) as raised:
-        call()
-    assert str(raised.value).startswith(message), raised.value
+    assert_twin_outcome(call, expected)
 
 
 @pytest.mark.parametrize("path", ["binding", "torch.ops"])
@@ -848,13 +854,7 @@ SEARCH_CALLS_FOR_THE_TWIN = [
 
 @pytest.mark.parametrize("call, expected", SEARCH_CALLS_FOR_THE_TWIN, ids=range(len(SEARCH_CALLS_FOR_THE_TWIN)))
 def test_a_search_call_the_compiled_function_leaves_to_the_twin(call, expected):
-    if callable(expected):
-        assert _same(call(), expected())
-        return
-    error, message = expected
-    with pytest.raises(error) as raised:
-        call()
-    assert str(raised.value).startswith(message), raised.value
+    assert_twin_outcome(call, expected)
 
 
 @pytest.mark.parametrize("path", ["binding", "torch.ops"])
