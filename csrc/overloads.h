@@ -109,16 +109,16 @@ enum class Kind { functional, out, inplace };
   X(packbits_out, PackbitsOut, out, "packbits", "out",                                                            \
     "packbits.out(Tensor x, int? dim=-1, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)")                  \
   X(unpackbits, Unpackbits, functional, "unpackbits", "",                                                         \
-    "unpackbits(Tensor x, int? dim=-1, int? count=None, str bitorder=\"big\") -> Tensor")                          \
+    "unpackbits(Tensor x, int? dim=-1, SymInt? count=None, str bitorder=\"big\") -> Tensor")                      \
   X(unpackbits_out, UnpackbitsOut, out, "unpackbits", "out",                                                      \
-    "unpackbits.out(Tensor x, int? dim=-1, int? count=None, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)") \
+    "unpackbits.out(Tensor x, int? dim=-1, SymInt? count=None, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)") \
   X(pack, Pack, functional, "pack", "", "pack(Tensor x, int bits, int? dim=-1, str bitorder=\"big\") -> Tensor")   \
   X(pack_out, PackOut, out, "pack", "out",                                                                        \
     "pack.out(Tensor x, int bits, int? dim=-1, str bitorder=\"big\", *, Tensor(a!) out) -> Tensor(a!)")            \
   X(unpack, Unpack, functional, "unpack", "",                                                                     \
-    "unpack(Tensor x, int bits, int? dim=-1, int? count=None, str bitorder=\"big\", bool signed=False) -> Tensor")  \
+    "unpack(Tensor x, int bits, int? dim=-1, SymInt? count=None, str bitorder=\"big\", bool signed=False) -> Tensor") \
   X(unpack_out, UnpackOut, out, "unpack", "out",                                                                  \
-    "unpack.out(Tensor x, int bits, int? dim=-1, int? count=None, str bitorder=\"big\", bool signed=False, *, "     \
+    "unpack.out(Tensor x, int bits, int? dim=-1, SymInt? count=None, str bitorder=\"big\", bool signed=False, *, " \
     "Tensor(a!) out) -> Tensor(a!)")
 
 // The search ops (csrc/ops/hamming.cpp): Hamming distances between rows of packed codes, a

@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torchops
 
@@ -408,6 +409,32 @@ CATALOGUE = [
     ("unpack_count_float", lambda t: torchops.unpack(t(U8), 4, -1, 1.5), TypeError, named(UNPACK, "count", "float")),
     ("unpack_signed_none", lambda t: torchops.unpack(t(U8), 4, signed=None), TypeError,
      named(UNPACK, "signed", "bool", "NoneType")),
+    # --- ValueError: a result no tensor can hold (section 8), refused before any allocation,
+    # naming what set its size; an out= keeps its shape. Expanded operands are views of a
+    # registered element (their base is what is checked afterwards).
+    ("unpackbits_count_beyond_int64_out", lambda t: torchops.unpackbits(t(U8, (17, 3)), count=2**62, out=t(U8, (5,))),
+     ValueError, named(UNPACKBITS, r"count 4611686018427387904\b", r"\[17, 4611686018427387904\]", r"2\*\*63")),
+    ("unpack_count_beyond_int64_ops", lambda t: ops.unpack(t(U8, (3, 3)), 2, 0, 2**62), ValueError,
+     named(UNPACK, r"count 4611686018427387904\b", r"\[4611686018427387904, 3\]")),
+    ("unpack_expanded_bytes", lambda t: torchops.unpack(t(U8, (1,)).expand(2**62), 4), ValueError,
+     named(UNPACK, r"4611686018427387904 bytes along dim 0", "fields")),
+    ("unpackbits_expanded_rows_out", lambda t: torchops.unpackbits(t(U8, (1, 1)).expand(2**60, 5), out=t(U8, (2,))),
+     ValueError, named(UNPACKBITS, r"x of shape \[1152921504606846976, 5\]", r"\[1152921504606846976, 40\]")),
+    ("shift_broadcast_beyond_int64_out",
+     lambda t: torchops.bitwise_left_shift(t(I8, (1, 1)).expand(2**32, 1), t(I8, (1, 1)).expand(1, 2**32), out=t(I8)),
+     ValueError, named(LEFT, r"x of shape \[4294967296, 1\] and y of shape \[1, 4294967296\]",
+                       r"\[4294967296, 4294967296\] \(int8\)", r"2\*\*63")),
+    ("shift_broadcast_beyond_int64_ops",
+     lambda t: ops.bitshift(t(I64, (1, 1)).expand(2**31, 1), t(I64, (1, 1)).expand(1, 2**31), "RIGHT"),
+     ValueError, named(OP, r"\[2147483648, 2147483648\] \(int64\)")),
+    ("hamming_distance_beyond_int64_bytes_out",
+     lambda t: torchops.hamming_distance(t(U8, (1, 4)).expand(2**31, 4), t(U8, (1, 4)).expand(2**31, 4), out=t(I32)),
+     ValueError, named(r"torchops\.hamming_distance", r"x1 of shape \[2147483648, 4\] and x2 of shape",
+                       r"\[2147483648, 2147483648\] \(int32\)")),
+    ("hamming_topk_k_beyond_int64_out",
+     lambda t: torchops.hamming_topk(t(U8, (1, 4)).expand(2**32, 4), t(U8, (1, 4)).expand(2**32, 4), 2**32,
+                                     out=(t(I32), t(I64))),
+     ValueError, named(r"torchops\.hamming_topk", r"k 4294967296\b", r"\[4294967296, 4294967296\] \(int64\)")),
 ]
 
 
@@ -456,6 +483,24 @@ def test_catalogue_exception_types_are_the_contracts():
 # --------------------------------------------------------------------------
 # counts too large for int64
 HUGE_COUNTS = [2**63, 2**64 - 1, 2**64, 2**64 + 1, 2**100, 10**40, -2**63 - 1, -2**64, -2**100]
+
+
+# The catalogue's results that no tensor can hold, from expanded operands, once more with fake
+# tensors (torch.compile's and torch.export's): the fake kernels refuse them in the same words
+# (tests/calls.py's BAD_CALLS has the count rows, which every path and the fake kernels take).
+BEYOND_INT64 = [row for row in CATALOGUE if "beyond_int64" in row[0] or "expanded" in row[0]]
+
+
+@pytest.mark.parametrize("call", [row[1] for row in BEYOND_INT64], ids=[row[0] for row in BEYOND_INT64])
+def test_a_result_no_tensor_can_hold_is_refused_by_the_fake_kernels_too(call):
+    with pytest.raises(ValueError) as eager:
+        call(Tensors())
+    mode = FakeTensorMode()
+    fakes = Tensors()
+    fakes.keep = mode.from_tensor  # each registered tensor, made fake
+    with mode, pytest.raises(ValueError) as fake:
+        call(fakes)
+    assert str(fake.value) == str(eager.value)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)

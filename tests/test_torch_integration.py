@@ -350,3 +350,41 @@ def test_fake_kernel_output_strides_match_real_over_random_layouts():
             with FakeTensorMode() as mode:
                 fake = op(*[mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args])
             assert (fake.shape, meaningful(fake)) == (real.shape, meaningful(real)), (op, shape, x.stride(), y.stride())
+
+
+# --------------------------------------------------------------------------
+# A count taken from a size (unpacking exactly the packed length) stays symbolic: count is
+# a SymInt, so one graph serves every size and export keeps the size's Dim.
+def _round_trip_of_the_rows(x, w):
+    n = x.shape[1]
+    return (torchops.unpackbits(torchops.packbits(x), count=n), torchops.unpack(torchops.pack(w, 4), 4, count=n, signed=True),
+            torchops.unpackbits(torchops.packbits(x, dim=1), dim=1, count=-x.shape[0]), torch.ops.torchops.unpack(torchops.pack(w, 2), 2, -1, n - 1))
+
+
+def _round_trip_inputs(n, seed):
+    x = (ints_of((3, n), torch.int8, seed) > 0).to(torch.uint8)
+    return x, ints_of((3, n), torch.int8, seed + 1)
+
+
+def test_a_count_taken_from_a_size_compiles_once_for_every_size():
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("inductor")  # Inductor's lowerings take the symbolic count too
+    compiled = torch.compile(_round_trip_of_the_rows, backend=counter, fullgraph=True, dynamic=True)
+    for n in (17, 20, 29, 41, 64):  # packed lengths of 2 bytes and more: a length of 1 specializes (contiguity)
+        inputs = _round_trip_inputs(n, seed=n)
+        assert_same_tensors(compiled(*inputs), _round_trip_of_the_rows(*inputs))
+    assert counter.frame_count == 1
+
+
+def test_a_count_taken_from_a_size_exports_with_its_dim():
+    class RoundTrip(torch.nn.Module):
+        def forward(self, x, w):
+            return _round_trip_of_the_rows(x, w)
+
+    n = torch.export.Dim("n", min=17)
+    program = torch.export.export(RoundTrip(), _round_trip_inputs(22, seed=3), dynamic_shapes=({1: n}, {1: n}))
+    for size in (19, 28, 43):
+        inputs = _round_trip_inputs(size, seed=size)
+        assert_same_tensors(program.module()(*inputs), _round_trip_of_the_rows(*inputs))

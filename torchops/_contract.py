@@ -11,6 +11,7 @@ every integration covers each of them.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -107,6 +108,22 @@ UNARY_OPS = _unary_ops()
 def dtype_name(dtype: torch.dtype) -> str:
     """A dtype as Python spells it, ``int8`` for ``torch.int8``."""
     return str(dtype).removeprefix("torch.")
+
+
+#: The most bytes, and so elements, a tensor can hold (its sizes and strides are int64s).
+_MAX_BYTES = 2**63 - 1
+
+
+def check_result_size(op: str, source: str, shape, dtype: torch.dtype) -> None:
+    """csrc/ops/checks.cpp's check_result_size: a result of `shape` and `dtype` that no tensor
+    can hold is refused before any allocation, naming what set its size (`source`). Symbolic
+    sizes are left to the allocation: no guard is added for them."""
+    shape = tuple(shape)
+    if 0 in shape or not all(isinstance(size, int) for size in shape):
+        return
+    torch._check_value(math.prod(shape) * dtype.itemsize <= _MAX_BYTES,
+                       lambda: f"{op}: {source}: a result of shape {list(shape)} ({dtype_name(dtype)}) would exceed "
+                               "the 2**63 - 1 bytes a tensor can hold")
 
 
 def result_dtype(x_dtype: torch.dtype, x_ndim: int, y_dtype: torch.dtype, y_ndim: int) -> torch.dtype:
@@ -307,17 +324,23 @@ def _unpack_call(op: str, x: Tensor, bits: int, dim: int | None, count: int | No
     per_byte = _check_bits(op, bits)
     _check_bitorder(op, bitorder)
     dim = _packed_dim(op, x, dim)
-    available = _length_along(x, dim) * per_byte
+    nbytes = _length_along(x, dim)
+    available = nbytes * per_byte
+    where = "of the flattened x" if dim is None else f"along dim {dim}"
+    if isinstance(available, int):  # more than int64 only for a view of a few bytes expanded along the dim
+        torch._check_value(available <= _MAX_BYTES,
+                           lambda: f"{op}: x's {nbytes} bytes {where} hold more than 2**63 - 1 {unit}")
     if count is None:
         size = available
     elif count >= 0:
         size = count
     else:
-        where = "of the flattened x" if dim is None else f"along dim {dim}"
         torch._check_value(available + count >= 0,
                            lambda: f"{op}: count {count} drops more than the {available} {unit} {where}")
         size = available + count
-    return PackingCall(torch.int8 if signed else torch.uint8, _result_shape(x, dim, size), dim, size)
+    call = PackingCall(torch.int8 if signed else torch.uint8, _result_shape(x, dim, size), dim, size)
+    check_result_size(op, f"x of shape {list(x.shape)}" if count is None else f"count {count}", call.shape, call.dtype)
+    return call
 
 
 def _check_packbits(op: str, x: Tensor, dim: int | None = -1, bitorder: str = "big") -> PackingCall:
@@ -400,7 +423,9 @@ def _check_hamming_distance(op: str, x1: Tensor, x2: Tensor) -> SearchCall:
         batch = tuple(torch.broadcast_shapes(batch1, batch2))
     except RuntimeError:
         raise ValueError(f"{op}: x1's batch dims {list(batch1)} and x2's {list(batch2)} do not broadcast") from None
-    return SearchCall(((torch.int32, batch + (x1.shape[-2], x2.shape[-2])),), batch)
+    shape = batch + (x1.shape[-2], x2.shape[-2])
+    check_result_size(op, f"x1 of shape {list(x1.shape)} and x2 of shape {list(x2.shape)}", shape, torch.int32)
+    return SearchCall(((torch.int32, shape),), batch)
 
 
 def _check_hamming_topk(op: str, queries: Tensor, database: Tensor, k: int) -> SearchCall:
@@ -414,6 +439,7 @@ def _check_hamming_topk(op: str, queries: Tensor, database: Tensor, k: int) -> S
         raise IndexError(f"{op}: k {k} is out of range for a database of {n} codes (expected 0 <= k <= {n}, "
                          "as torch.topk)")
     shape = (queries.shape[0], k)
+    check_result_size(op, f"k {k}", shape, torch.int64)  # indices, the wider
     return SearchCall(((torch.int32, shape), (torch.int64, shape)))
 
 

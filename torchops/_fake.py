@@ -20,7 +20,7 @@ from torch._prims_common import (
     make_contiguous_strides_for,
 )
 
-from torchops._contract import OVERLOADS, Packing, Search, declaration_of, op_name
+from torchops._contract import OVERLOADS, Packing, Search, check_result_size, declaration_of, op_name
 from torchops._contract import dtype_name as _name
 
 
@@ -40,14 +40,18 @@ def _check_device(op: str, x: Tensor, first: str = "x", **others: Tensor) -> Non
         )
 
 
-def broadcast_shape(op: str, operands: dict):
+def broadcast_shape(op: str, operands: dict, dtype: torch.dtype | None = None):
     """The shape the operands (by name: anything with a ``.shape``) broadcast to, or the op's
-    error naming each shape."""
+    error naming each shape; with the result's ``dtype``, one that no tensor can have is
+    refused too (csrc/ops/checks.cpp's broadcast_shape)."""
+    shapes = [f"{name} of shape {_shape(operand.shape)}" for name, operand in operands.items()]
     try:
-        return torch.broadcast_shapes(*(operand.shape for operand in operands.values()))
+        shape = torch.broadcast_shapes(*(operand.shape for operand in operands.values()))
     except RuntimeError:
-        shapes = [f"{name} of shape {_shape(operand.shape)}" for name, operand in operands.items()]
         raise RuntimeError(f"{op}: {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast") from None
+    if dtype is not None and len(shapes) > 1:
+        check_result_size(op, f"{', '.join(shapes[:-1])} and {shapes[-1]}", shape, dtype)
+    return shape
 
 
 def _check_out_dtype(op: str, out: Tensor, dtype: torch.dtype) -> None:
@@ -141,12 +145,12 @@ def _fake_kernel(overload):
         dtype = declaration.check(op, *values)
         if kind == "out":
             _check_out_dtype(op, out, dtype)
-            return _resized_out(out, tuple(operands.values()), broadcast_shape(op, operands))
+            return _resized_out(out, tuple(operands.values()), broadcast_shape(op, operands, dtype))
         if kind == "inplace":
             _check_inplace_dtype(op, declaration.noun, dtype, operands)
-            _check_inplace_shape(op, declaration.noun, broadcast_shape(op, operands), x)
+            _check_inplace_shape(op, declaration.noun, broadcast_shape(op, operands, dtype), x)
             return x
-        return _elementwise_empty(tuple(operands.values()), broadcast_shape(op, operands), dtype)
+        return _elementwise_empty(tuple(operands.values()), broadcast_shape(op, operands, dtype), dtype)
 
     fake.__name__ = f"{overload._schema.name.removeprefix('torchops::')}_{overload._overloadname}_fake"
     return fake

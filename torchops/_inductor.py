@@ -422,7 +422,7 @@ def _lowerings(fuse: bool) -> dict:
         return write_into(out, bitwise_count_of(x))
 
     def constant_int(value) -> int:
-        """An int argument (bits, dim, count) as a Python int; a symbolic one (dynamic=True) is
+        """An int argument (bits, dim) as a Python int; a symbolic one (dynamic=True) is
         specialized on its value, as the result's shape depends on it."""
         return value if isinstance(value, int) else V.graph.sizevars.guard_int(value)
 
@@ -495,9 +495,10 @@ def _lowerings(fuse: bool) -> dict:
         available = nbytes * per_byte
         if count is None:
             size = available
-        else:
-            count = constant_int(count)
-            size = count if count >= 0 else available + count
+        else:  # a symbolic count (one taken from a size) stays symbolic: the fake kernel has
+            # already guarded on its sign, so this reads that guard and adds none
+            nonnegative = V.graph.sizevars.evaluate_expr(sympy.Ge(count, 0))
+            size = count if nonnegative else available + count
         beyond = not V.graph.sizevars.statically_known_leq(size, available)
         dtype = torch.int8 if signed else torch.uint8
         load = x.make_loader()

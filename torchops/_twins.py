@@ -158,8 +158,8 @@ def _make_twins() -> dict:
         (torch.ops would take True as 1); None too where the parameter is optional."""
         if value is None and optional:
             return None
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool):
+            return value  # a SymInt as it is: its __index__ would make it a constant
         if not isinstance(value, bool) and not _is_numpy_bool(value):
             try:
                 return operator.index(value)
@@ -171,8 +171,9 @@ def _make_twins() -> dict:
         """A packing op's call: ``args`` are the schema's after x (ints, str and bool checked)."""
         for arg in args:
             if isinstance(arg, int) and not isinstance(arg, bool) and not _INT64_MIN <= arg <= _INT64_MAX:
-                # The op's checks refuse such a bits, dim or count, in their order and words; a
-                # count they take (a result of more than 2**63 elements) is torch.ops's to refuse.
+                # torch.ops cannot take such a bits, dim or count: the op's checks, run here,
+                # refuse it in their order and words (a count beyond int64 asks for a result
+                # no tensor can hold).
                 _PACKING_CHECKS[called](called, x, *args)
         _check_out(called, out)
         if out is None:

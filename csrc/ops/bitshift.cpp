@@ -183,7 +183,7 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
     shift_contiguous(op, out, x, &y, 0);
     return out;
   }
-  broadcast_shape(kOp, x, y);
+  broadcast_shape(kOp, x, y, dtype);
   at::Tensor out;
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
   run_rows_tensor_count(iter, op);
@@ -200,7 +200,7 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
     shift_contiguous(op, out, x, &y, 0);
     return out;
   }
-  broadcast_shape(kOp, x, y);
+  broadcast_shape(kOp, x, y, dtype);
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
   run_rows_tensor_count(iter, op);
   return out;
@@ -215,7 +215,7 @@ at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_vie
     shift_contiguous(op, x, x, &y, 0);
     return x;
   }
-  const at::DimVector shape = broadcast_shape(kInplaceOp, x, y);
+  const at::DimVector shape = broadcast_shape(kInplaceOp, x, y, dtype);
   check_inplace_shape(shape, x);
   auto iter = tensor_count_iter(kInplaceOp, x, x, y, /*resize=*/false);
   run_rows_tensor_count(iter, op);

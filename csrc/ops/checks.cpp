@@ -2,7 +2,9 @@
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <c10/util/safe_numerics.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace torchops {
@@ -86,13 +88,27 @@ at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const
   }
 }
 
-at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y) {
+at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y,
+                              at::ScalarType result_dtype) {
+  at::DimVector shape;
   try {
-    return at::infer_size_dimvector(x.sizes(), y.sizes());
+    shape = at::infer_size_dimvector(x.sizes(), y.sizes());
   } catch (const c10::Error& e) {
     TORCH_CHECK(false, op_name, ": x of shape ", x.sizes(), " and y of shape ", y.sizes(),
                 " do not broadcast: ", e.what_without_backtrace());
   }
+  check_result_size(op_name, c10::str("x of shape ", x.sizes(), " and y of shape ", y.sizes()), shape, result_dtype);
+  return shape;
+}
+
+void check_result_size(const char* op_name, const std::string& source, at::IntArrayRef shape, at::ScalarType dtype) {
+  uint64_t bytes = 0;
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();  // whatever the other sizes
+  const bool overflows = c10::safe_multiplies_u64(shape, &bytes) ||
+                         c10::mul_overflows(bytes, static_cast<uint64_t>(c10::elementSize(dtype)), &bytes) ||
+                         bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  TORCH_CHECK_VALUE(empty || !overflows, op_name, ": ", source, ": a result of shape ", shape, " (", dtype_name(dtype),
+                    ") would exceed the 2**63 - 1 bytes a tensor can hold");
 }
 
 void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype) {

@@ -103,8 +103,16 @@ ShiftOp parse_shift_op(const char* op_name, c10::string_view direction, bool ari
 at::ScalarType shift_result_type(const char* op_name, const at::Tensor& x, const at::Tensor& y,
                                  OtherCounts other_counts);
 
-// The shape x and y broadcast to, or an error naming both shapes.
-at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y);
+// The shape x and y broadcast to, or an error naming both shapes; a result of that shape and
+// `result_dtype` must fit (check_result_size).
+at::DimVector broadcast_shape(const char* op_name, const at::Tensor& x, const at::Tensor& y,
+                              at::ScalarType result_dtype);
+
+// A result of `shape` and `dtype` whose element count or size in bytes exceeds int64 is
+// refused before anything is allocated or resized (ATen's allocator would say only "integer
+// multiplication overflow", after an out= was resized to it). `source` says what set the
+// shape ("count 4611686018427387904", "x of shape [...] and y of shape [...]").
+void check_result_size(const char* op_name, const std::string& source, at::IntArrayRef shape, at::ScalarType dtype);
 
 // out= is defined and has the result's dtype (out= never converts).
 void check_out_dtype(const char* op_name, const at::Tensor& out, at::ScalarType result_dtype);

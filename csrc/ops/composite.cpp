@@ -116,7 +116,7 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
   check_same_device(kBitshiftOp, x, {{"y", &y}});
   const at::ScalarType dtype = shift_result_type(kBitshiftOp, x, y, kBitshiftOtherCounts);
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, dtype);
-  broadcast_shape(kBitshiftOp, x, y);
+  broadcast_shape(kBitshiftOp, x, y, dtype);
   at::Tensor out = output_for(kBitshiftOp, at::Tensor(), {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
   op::bitshift_compute().call(out, x, y, static_cast<int64_t>(op));
   return out;
@@ -130,7 +130,7 @@ at::Tensor& bitshift_out(const at::Tensor& x, const at::Tensor& y, c10::string_v
   const ShiftOp op = parse_shift_op(kBitshiftOp, direction, arithmetic, dtype);
   check_out_dtype(kBitshiftOp, out, dtype);
   check_writable(kBitshiftOp, "out", out);
-  broadcast_shape(kBitshiftOp, x, y);
+  broadcast_shape(kBitshiftOp, x, y, dtype);
   output_for(kBitshiftOp, out, {&x, &y}, dtype, /*resize=*/true, /*promotes=*/true);
   op::bitshift_compute().call(out, x, y, static_cast<int64_t>(op));
   return out;
@@ -143,7 +143,7 @@ at::Tensor& bitshift_inplace(at::Tensor& x, const at::Tensor& y, c10::string_vie
   const ShiftOp op = parse_shift_op(kBitshiftInplaceOp, direction, arithmetic, dtype);
   check_inplace_dtype(dtype, x, y);
   check_writable(kBitshiftInplaceOp, "x", x);
-  check_inplace_shape(broadcast_shape(kBitshiftInplaceOp, x, y), x);
+  check_inplace_shape(broadcast_shape(kBitshiftInplaceOp, x, y, dtype), x);
   output_for(kBitshiftInplaceOp, x, {&x, &y}, dtype, /*resize=*/false, /*promotes=*/true);
   op::bitshift_compute().call(x, x, y, static_cast<int64_t>(op));
   return x;

@@ -78,6 +78,8 @@ DistanceCall distance_call(const at::Tensor& x1, const at::Tensor& x2) {
   sizes1.append({m, bytes});
   sizes2.append({n, bytes});
   shape.append({m, n});
+  check_result_size(kHammingDistanceOp, c10::str("x1 of shape ", x1.sizes(), " and x2 of shape ", x2.sizes()), shape,
+                    at::kInt);
   return {x1.expand(sizes1), x2.expand(sizes2), shape};
 }
 
@@ -97,6 +99,7 @@ TopkCall topk_call(const at::Tensor& queries, const at::Tensor& database, int64_
   const int64_t n = database.size(0);
   TORCH_CHECK_INDEX(0 <= k && k <= n, kHammingTopkOp, ": k ", k, " is out of range for a database of ", n,
                     " codes (expected 0 <= k <= ", n, ", as torch.topk)");
+  check_result_size(kHammingTopkOp, c10::str("k ", k), {queries.size(0), k}, at::kLong);  // indices, the wider
   return {queries, database, k};
 }
 

@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/Resize.h>
+#include <c10/util/safe_numerics.h>
 
 #include <algorithm>
 #include <cstring>
@@ -107,16 +108,20 @@ Call unpack_call(const char* op_name, const at::Tensor& x, int64_t bits, std::op
   format.little = check_little(op_name, bitorder);
   dim = check_dim(op_name, x, dim);
   Call call = call_along(format, x, dim);
-  const int64_t available = call.shape[call.dim] * per_byte(format);
+  const std::string where = dim ? "along dim " + std::to_string(*dim) : "of the flattened x";
+  int64_t available = 0;  // more than int64 only for a view of a few bytes expanded along the dim
+  TORCH_CHECK_VALUE(!c10::mul_overflows(call.shape[call.dim], int64_t{per_byte(format)}, &available), op_name,
+                    ": x's ", call.shape[call.dim], " bytes ", where, " hold more than 2**63 - 1 ", unit);
   int64_t size = count.value_or(available);
   if (size < 0) {
-    const std::string where = dim ? "along dim " + std::to_string(*dim) : "of the flattened x";
     TORCH_CHECK_VALUE(available + size >= 0, op_name, ": count ", size, " drops more than the ", available, " ",
                       unit, " ", where);
     size += available;
   }
   call.shape[call.dim] = size;
   call.dtype = is_signed ? at::kChar : at::kByte;
+  check_result_size(op_name, count ? c10::str("count ", *count) : c10::str("x of shape ", x.sizes()), call.shape,
+                    call.dtype);
   return call;
 }
 
