@@ -6,8 +6,9 @@
   the same words, whatever runs it (the CPU kernels, the device-generic ones, the fake kernels
   under torch.compile and export; tests/test_torch_integration.py);
 * ``TYPED_CALLS``: every form of every function of the typed API, and the overload it
-  reaches (tests/test_binding.py; test_torchscript.py scripts them, test_torch_integration.py
-  exports them, test_inductor.py compiles them).
+  reaches (tests/test_binding.py runs each compiled function's checks on each, with the
+  arguments ``typed_arguments`` reads from the row; test_torchscript.py scripts them,
+  test_torch_integration.py exports them, test_inductor.py compiles them).
 
 Each list must reach every overload (and ``TYPED_CALLS`` every typed function): the tests
 that use them check it, naming this file."""
@@ -484,3 +485,24 @@ TYPED_CALLS = [(name, _typed_call(source), overload) for name, source, overload 
                          "out=(x.new_empty((x.numel(), 2), dtype=torch.int32), x.new_empty((x.numel(), 2), "
                          "dtype=torch.int64)))", ops.hamming_topk.out),
 ]]
+
+
+class _Recorder:
+    """A stand-in for the torchops module: ``torchops.<name>(...)`` records the name and the
+    arguments instead of calling anything."""
+
+    def __getattr__(self, name):
+        def record(*args, **kwargs):
+            self.called = (name, args, kwargs)
+
+        return record
+
+
+def typed_arguments(call, x, c, f) -> tuple:
+    """What a TYPED_CALLS row passes to its typed function: (the function's name, args,
+    kwargs), its source run on x, c and f with torchops stood in for, so that a test can call
+    the compiled function or the twin with the very same arguments (fresh tensors each time,
+    made as the row makes them)."""
+    recorder = _Recorder()
+    eval(call.source, {**call.__globals__, "torchops": recorder}, {"x": x, "c": c, "f": f})
+    return recorder.called
