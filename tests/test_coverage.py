@@ -4,14 +4,21 @@ The overloads come from the registered library (torchops._contract.OVERLOADS, wh
 the dispatcher, where csrc/overloads.h's list put them), and each integration is asked
 what it covers (and tests/dtensor_worker.py which overloads its cases call), so a new op
 that misses one fails the test of that integration, naming the overload and the file to
-add it to (docs/internals.md has the whole recipe). The last
-test hands each check an op that no integration knows, so that none can pass by accident.
+add it to (docs/internals.md has the whole recipe). A test hands each check an op that no
+integration knows, so that none can pass by accident. The prose lists of the ops
+(docs/semantics.md's opening and section 8, the docstrings of torchops/onnx.py and
+torchops/_triton_kernels.py) are held to the same ops: each must name every one.
 """
+import ast
 import re
+from pathlib import Path
+
 import pytest
 import torch
 
-from torchops._contract import OVERLOADS
+from torchops._contract import DECLARATIONS, OVERLOADS, op_name
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _has_kernel(overload, key: str) -> bool:
@@ -124,3 +131,63 @@ def test_an_op_without_a_declaration_is_named_with_the_file(unknown_op):
     with pytest.raises(KeyError, match=re.escape(
             "torchops_coverage_probe.rotate is registered and has no declaration: add it to torchops/_contract.py's DECLARATIONS")):
         declaration_of(unknown_op)
+
+
+# --------------------------------------------------------------------------
+# The prose that lists the ops: each list must name every op, as the registered overloads
+# and the declarations (torchops/_contract.py) have them, so that a new op that misses one
+# fails here, naming the list and its file.
+def _read(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+def _docstring(path: str) -> str:
+    return ast.get_docstring(ast.parse(_read(path)))
+
+
+def _between(text: str, start: str, end: str) -> str:
+    """The text from the first `start` to the next `end` after it (to the end without one)."""
+    begin = text.index(start)
+    stop = text.find(end, begin + len(start))
+    return text[begin:stop if stop >= 0 else None]
+
+
+# Each list of the ops: (its file, its text). An op is named there as a word, by its name or
+# as torchops.<name> (`packbits`, torchops.packbits; not np.packbits, not packbits_).
+OP_LISTS = {
+    "docs/semantics.md's opening": ("docs/semantics.md", lambda: _between(_read("docs/semantics.md"), "# ", "\n## 1.")),
+    "docs/semantics.md section 8's ops that name themselves": (
+        "docs/semantics.md",
+        lambda: _between(_between(_read("docs/semantics.md"), "\n## 8.", "\n## 9."), "The ops name themselves (", ")")),
+    "torchops/onnx.py's docstring of translation_table": (
+        "torchops/onnx.py", lambda: _between(_docstring("torchops/onnx.py"), "- :func:`translation_table`", "\n- ")),
+    "torchops/_triton_kernels.py's opening": (
+        "torchops/_triton_kernels.py", lambda: _between(_docstring("torchops/_triton_kernels.py"), "", "\n\n")),
+}
+
+
+def _ops() -> list:
+    """Every op by name: each registered overload's (bitshift_ beside bitshift) and each declared one."""
+    return sorted({op_name(overload).removeprefix("torchops.") for overload in OVERLOADS} | set(DECLARATIONS))
+
+
+def _unnamed(op_list: str, ops) -> str | None:
+    where, text = OP_LISTS[op_list]
+    text = text()
+    missing = [op for op in ops if not re.search(rf"(?<![\w.])(?:torchops\.)?{re.escape(op)}(?!\w)", text)]
+    return f"{', '.join(missing)}: not named in {op_list} ({where})" if missing else None
+
+
+@pytest.mark.parametrize("op_list", OP_LISTS)
+def test_every_list_of_the_ops_names_each(op_list):
+    missing = _unnamed(op_list, _ops())
+    assert missing is None, missing
+
+
+@pytest.mark.parametrize("op_list", OP_LISTS)
+def test_each_list_of_the_ops_is_found_and_names_no_unknown_op(op_list):
+    # Each list's text is found (a heading or phrase it is cut at that changed fails here),
+    # and an op it does not name is reported.
+    assert OP_LISTS[op_list][1]().strip()
+    where = OP_LISTS[op_list][0]
+    assert _unnamed(op_list, ["rotate"]) == f"rotate: not named in {op_list} ({where})"

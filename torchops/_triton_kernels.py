@@ -1,4 +1,8 @@
-"""Triton kernels of torchops's compute ops, for CUDA and XPU: one launcher per compute op.
+"""Triton kernels of torchops's compute ops, for CUDA and XPU: one launcher per compute op,
+named after it (``<op>_compute``). The ops they compute: bitshift and bitshift_
+(``bitshift_compute``, ``bitshift_scalar_compute``), signbit, bitwise_count, packbits and
+pack (``pack_compute``; packbits with 1-bit fields), unpackbits and unpack
+(``unpack_compute``), hamming_distance and hamming_topk.
 
 The C++ entry has already checked the arguments, chosen the result dtype and allocated
 or resized `out`; the launchers here only compute, in one kernel launch per call (none

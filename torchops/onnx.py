@@ -1,9 +1,12 @@
 """ONNX export of models that use torchops, through ``torch.onnx.export(..., dynamo=True)``.
 
 - :func:`translation_table` gives torch.onnx the ONNX form of each torchops overload that
-  reaches it, for one opset: ``BitShift`` (opset 28) where it is exact, decompositions
-  into standard ops below that, and for bitwise_count, the packing ops and the search ops
-  (hamming_distance, hamming_topk), which have no ONNX op, at every opset.
+  reaches it, for one opset: bitshift is ``BitShift`` (opset 28) where it is exact and a
+  decomposition into standard ops below that (bitshift_, as every writing overload, is
+  exported as its functional form); signbit is a comparison with 0 on integers and
+  ``BitCast`` (opset 26) on floats; bitwise_count, the packing ops (packbits, unpackbits, pack,
+  unpack) and the search ops (hamming_distance, hamming_topk), which have no ONNX op, are
+  decompositions into standard ops at every opset.
 - :func:`export` is ``torch.onnx.export`` with that table and the steps the table alone
   cannot do: in-place and ``out=`` calls, float signbit, a check of the opset torch.onnx
   really produced, and an exact comparison with eager when asked.
