@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torchops
+from torchops._contract import BITSHIFT, DIRECTION_NAMES, DIRECTIONS, is_left
 
 from conftest import (
     APIS, COMPLEX_DTYPES, NON_INTEGER_DTYPES, SIGNBIT_REFUSED_DTYPES, assert_unchanged, called_name, dtype_id,
@@ -169,6 +170,37 @@ def test_bad_direction_in_place(direction, count_kind):
     y = make_tensor([1, 1, 1], torch.int8) if count_kind == "tensor" else 1
     check_error(lambda: shift_("ops", x, y, direction), [x, y], ValueError,
                 called_name("ops", direction, in_place=True), r"direction", r"LEFT", r"RIGHT")
+
+
+# The directions have one list, torchops/_contract.py's DIRECTIONS, from which the Python
+# side takes them (the fake kernels' and Inductor's and ONNX's is_left, the twins, the typed
+# API's TorchScript bodies); the C++ entries spell their own (csrc/ops/checks.cpp's
+# parse_shift_op, which the CPU and device-generic entries share), which must be that list.
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("count_kind", ["tensor", "python_int"])
+def test_the_op_takes_each_direction_of_the_list_as_is_left_reads_it(direction, count_kind):
+    x = make_tensor([-8, 3, 64, -128], torch.int8)
+    y = make_tensor([1, 1, 1, 1], torch.int8) if count_kind == "tensor" else 1
+    shifted = torch.ops.torchops.bitshift(x, y, direction, True)
+    left = is_left(BITSHIFT, direction)
+    assert torch.equal(shifted, torch.bitwise_left_shift(x, 1) if left else torch.bitwise_right_shift(x, 1))
+
+
+def _near(direction: str) -> list:
+    """Spellings a character or a case away from `direction`."""
+    return [direction.capitalize(), direction.swapcase(), direction[:-1], direction + " ", " " + direction,
+            direction + "\x00", direction[0]]
+
+
+@pytest.mark.parametrize("direction", sorted({near for d in DIRECTIONS for near in _near(d)} - set(DIRECTIONS)
+                                             | {"", "UP"}), ids=repr)
+def test_the_op_refuses_every_other_direction_listing_the_list(direction):
+    # The C++ message lists the spellings the entries accept: DIRECTION_NAMES, the list's (what
+    # follows "got" is cut at a NUL on its way to Python).
+    x = make_tensor([1, 2, 3], torch.int8)
+    with pytest.raises(ValueError) as raised:
+        torch.ops.torchops.bitshift(x, 1, direction, True)
+    assert str(raised.value).startswith(f"{BITSHIFT}: direction must be one of {DIRECTION_NAMES}, got '"), raised.value
 
 
 # --------------------------------------------------------------------------

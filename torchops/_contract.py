@@ -51,8 +51,14 @@ CODE_DTYPES = (torch.uint8, torch.int8)
 PACK_BITS = (1, 2, 4)
 #: The orders of the fields in a byte: "big" puts the first in the most significant bits.
 BITORDERS = ("big", "little")
-#: The spellings of a shift's direction.
-DIRECTIONS = ("LEFT", "RIGHT", "left", "right")
+#: The shift directions, the one place the Python side spells them: the twins, the typed
+#: API's TorchScript bodies, the declaration's check (so the fake kernels'), the Inductor
+#: lowerings and the ONNX translations take them, or is_left, from here. The op takes each
+#: in upper or lower case, DIRECTIONS. The C++ side spells its own: csrc/ops/checks.cpp's
+#: parse_shift_op, which tests/test_errors.py holds to this list, and the binding's Paddle
+#: functions, whose answers tests/test_binding.py compares with the twins'.
+LEFT, RIGHT = "LEFT", "RIGHT"
+DIRECTIONS = (LEFT, RIGHT, LEFT.lower(), RIGHT.lower())
 
 def _registered_overloads() -> tuple:
     """Every public overload the operator library registers (csrc/overloads.h's list), as
@@ -218,14 +224,21 @@ def _scalar_dtype_name(y) -> str:
     return type(y).__name__
 
 
+def is_left(op: str, direction: str) -> bool:
+    """Whether `direction` asks for a left shift (False: a right one); one that is not in
+    DIRECTIONS is the op's ValueError, in its C++ entries' words."""
+    torch._check_value(direction in DIRECTIONS,
+                       lambda: f"{op}: direction must be one of {DIRECTION_NAMES}, got '{direction}'")
+    return direction.upper() == LEFT
+
+
 def _check_bitshift(op: str, x: Tensor, y, direction: str, arithmetic: bool = True) -> torch.dtype:
     if isinstance(y, Tensor):
         dtype = _shift_result_type(op, x, y, python_int_counts=True)
     else:
         _check_dtype(op, "x", x.dtype, SHIFT_DTYPES, f"an integer tensor ({SHIFT_DTYPE_NAMES})")
         dtype = x.dtype
-    torch._check_value(direction in DIRECTIONS,
-                       lambda: f"{op}: direction must be one of {DIRECTION_NAMES}, got '{direction}'")
+    is_left(op, direction)
     if not isinstance(y, Tensor):
         torch._check_type(isinstance(y, (int, torch.SymInt)) and not isinstance(y, bool),
                           lambda: f"{op}: y must be an integer, got a {_scalar_dtype_name(y)} scalar")

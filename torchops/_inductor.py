@@ -262,7 +262,7 @@ def _lowerings(fuse: bool) -> dict:
         compute = COMPUTED_AS.get(dtype, dtype)
         bits = torch.iinfo(dtype).bits
         # An unsigned dtype's right shift is the logical one (section 2).
-        left, arithmetic = direction.upper() == "LEFT", arithmetic and dtype.is_signed
+        left, arithmetic = _contract.is_left(_contract.BITSHIFT, direction), arithmetic and dtype.is_signed
 
         def fn(x_value, y_value):
             # Both operands are converted to the result dtype first (section 4.1): to the
@@ -281,7 +281,7 @@ def _lowerings(fuse: bool) -> dict:
         dtype = x.get_dtype()
         compute = COMPUTED_AS.get(dtype, dtype)
         bits = torch.iinfo(dtype).bits
-        left, arithmetic = direction.upper() == "LEFT", arithmetic and dtype.is_signed
+        left, arithmetic = _contract.is_left(_contract.BITSHIFT, direction), arithmetic and dtype.is_signed
 
         def fn(x_value):
             # A Python int count is taken by its value (section 4.2).

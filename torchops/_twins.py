@@ -65,8 +65,8 @@ def _make_twins() -> dict:
     from torch import Tensor
 
     from torchops._contract import (
-        BITSHIFT, BITSHIFT_INPLACE, DECLARATIONS, DIRECTION_NAMES, HAMMING_DISTANCE, HAMMING_TOPK, PACK, PACKBITS,
-        SHIFT_DTYPE_NAMES, UNARY_OPS, UNPACK, UNPACKBITS, dtype_name,
+        BITSHIFT, BITSHIFT_INPLACE, DECLARATIONS, DIRECTION_NAMES, HAMMING_DISTANCE, HAMMING_TOPK, LEFT, PACK,
+        PACKBITS, RIGHT, SHIFT_DTYPE_NAMES, UNARY_OPS, UNPACK, UNPACKBITS, dtype_name,
     )
 
     # The builtins the twins call, as locals too.
@@ -288,10 +288,10 @@ def _make_twins() -> dict:
         twin.__name__ = twin.__qualname__ = function_name
         return twin
 
-    bitwise_left_shift = _paddle_twin("LEFT", in_place=False)
-    bitwise_right_shift = _paddle_twin("RIGHT", in_place=False)
-    bitwise_left_shift_ = _paddle_twin("LEFT", in_place=True)
-    bitwise_right_shift_ = _paddle_twin("RIGHT", in_place=True)
+    bitwise_left_shift = _paddle_twin(LEFT, in_place=False)
+    bitwise_right_shift = _paddle_twin(RIGHT, in_place=False)
+    bitwise_left_shift_ = _paddle_twin(LEFT, in_place=True)
+    bitwise_right_shift_ = _paddle_twin(RIGHT, in_place=True)
 
     def _unary_twin(op):
         """The twin of f(x, out=None), a unary op's function (``op``: its packet)."""

@@ -54,9 +54,8 @@ except ImportError as error:  # pragma: no cover - exercised in an environment w
 
 import torchops  # noqa: F401  (registers torch.ops.torchops)
 from torchops._contract import (
-    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, CODE_DTYPES, DIRECTION_NAMES, DIRECTIONS, FUNCTIONAL_FORM,
-    HAMMING_DISTANCE, HAMMING_TOPK, PACK, PACK_DTYPES, PACKBITS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, UNPACK,
-    UNPACKBITS, result_dtype,
+    BITSHIFT, BITWISE_COUNT, BITWISE_COUNT_DTYPES, CODE_DTYPES, FUNCTIONAL_FORM, HAMMING_DISTANCE, HAMMING_TOPK, PACK,
+    PACK_DTYPES, PACKBITS, SHIFT_DTYPES, SIGNBIT, SIGNBIT_FLOAT_DTYPES, UNPACK, UNPACKBITS, is_left, result_dtype,
 )
 from torchops._contract import dtype_name as _name
 
@@ -74,6 +73,9 @@ BITSHIFT_ALL_COUNTS_OPSET = 28
 BITCAST_OPSET = 26
 #: TopK with the `largest` and `sorted` attributes and K as an input, which hamming_topk needs.
 TOPK_OPSET = 11
+# ONNX BitShift's direction attribute, in ONNX's own spelling: the op's directions are
+# torchops._contract's (DIRECTIONS, read by is_left).
+_BITSHIFT_LEFT, _BITSHIFT_RIGHT = "LEFT", "RIGHT"
 
 _op = torch.ops.torchops
 # Where each mutating overload's results go once it is rewritten as the functional one: the
@@ -142,7 +144,7 @@ def _zeros_like(x, dtype: torch.dtype):
 
 def _unsigned_shift(x, y, dtype: torch.dtype, left: bool, count_in_range: bool, opset: int):
     """x shifted by y, both of the unsigned dtype; a count >= n gives 0."""
-    direction = "LEFT" if left else "RIGHT"
+    direction = _BITSHIFT_LEFT if left else _BITSHIFT_RIGHT
     if opset >= BITSHIFT_ALL_COUNTS_OPSET:
         return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction=direction)
     if count_in_range:
@@ -159,7 +161,8 @@ def _shift(x, y, dtype: torch.dtype, left: bool, arithmetic: bool, count_in_rang
     sign_fill = not left and arithmetic and dtype.is_signed
     if opset >= BITSHIFT_ALL_COUNTS_OPSET and (left or sign_fill or not dtype.is_signed):
         # ONNX's own rules are torchops's: a negative count or one >= n gives 0, or the sign fill.
-        return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction="LEFT" if left else "RIGHT")
+        direction = _BITSHIFT_LEFT if left else _BITSHIFT_RIGHT
+        return Opset("", BITSHIFT_ALL_COUNTS_OPSET).BitShift(x, y, direction=direction)
     unsigned = _UNSIGNED_OF_WIDTH[torch.iinfo(dtype).bits]
     if sign_fill:
         # x >> y == ((x ^ s) >>> y) ^ s with s = -1 for a negative x, 0 otherwise: x ^ s is not
@@ -175,17 +178,11 @@ def _shift(x, y, dtype: torch.dtype, left: bool, arithmetic: bool, count_in_rang
     return _cast(shifted, unsigned, dtype)
 
 
-def _is_left(direction: str, op_name: str) -> bool:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"{op_name}: direction must be one of {DIRECTION_NAMES}, got {direction!r}")
-    return direction.upper() == "LEFT"
-
-
 def _bitshift_translation(opset: int) -> Callable:
     def torchops_bitshift(x, y, direction: str, arithmetic: bool = True):
         x_dtype, y_dtype = _dtype_of(x, BITSHIFT), _dtype_of(y, BITSHIFT)
         dtype = result_dtype(x_dtype, len(x.shape), y_dtype, len(y.shape))
-        left = _is_left(direction, BITSHIFT)
+        left = is_left(BITSHIFT, direction)
         return _shift(_cast(x, x_dtype, dtype), _cast(y, y_dtype, dtype), dtype, left, bool(arithmetic), False, opset)
 
     return torchops_bitshift
@@ -196,7 +193,7 @@ def _bitshift_scalar_translation(opset: int) -> Callable:
         # The count is a Python int, settled here (section 4.2): the graph holds a count in
         # range, or none at all.
         dtype = _dtype_of(x, BITSHIFT)
-        left = _is_left(direction, BITSHIFT)
+        left = is_left(BITSHIFT, direction)
         bits = torch.iinfo(dtype).bits
         if 0 <= y < bits:
             return _shift(x, _constant(y, dtype), dtype, left, bool(arithmetic), True, opset)
@@ -249,7 +246,7 @@ def _bit_count(v, dtype: torch.dtype):
     while field < bits:
         # The low `field` bits of each field of 2 * field bits: 0x55..., 0x33..., 0x0F0F..., ...
         mask = _constant(sum(((1 << field) - 1) << low for low in range(0, bits, 2 * field)), dtype)
-        shifted = op.BitShift(v, _constant(field, dtype), direction="RIGHT")
+        shifted = op.BitShift(v, _constant(field, dtype), direction=_BITSHIFT_RIGHT)
         v = op.Add(op.BitwiseAnd(v, mask), op.BitwiseAnd(shifted, mask))
         field *= 2
     # The count, at most 64, is in the low byte: a narrowing Cast keeps it.
@@ -355,7 +352,7 @@ def _unpack(x, bits: int, dim: Optional[int], count: Optional[int], bitorder: st
     per_byte = 8 // bits
     # Each byte shifted by each field's place (counts below 8: BitShift is exact at every opset).
     shifted = op.BitShift(op.Unsqueeze(x, _int64s([dim + 1])),
-                          _place_in_byte(bits, bitorder, rank - dim - 1, torch.uint8, False), direction="RIGHT")
+                          _place_in_byte(bits, bitorder, rank - dim - 1, torch.uint8, False), direction=_BITSHIFT_RIGHT)
     fields = op.BitwiseAnd(shifted, _constant((1 << bits) - 1, torch.uint8))
     available = op.Mul(op.Shape(x, start=dim, end=dim + 1), _int64s([per_byte]))
     fields = op.Reshape(fields, _with_sizes_at(x, dim, rank, available))

@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from torchops import _fastpath
+from torchops._contract import LEFT as _LEFT, RIGHT as _RIGHT  # the directions, as the op spells them
 from torchops._twins import HammingTopk  # hamming_topk's result (a NamedTuple, made there for the twins and the binding)
 
 __all__ = [
@@ -70,6 +71,12 @@ _script_overload = getattr(torch.jit, "_overload", lambda function: function)
 # The TorchScript bodies, compiled for the types of each call. TorchScript checks the
 # argument types against the signatures, and an op's error names the op (TorchScript has
 # no try/except in which to say it again).
+def _direction(left: bool, directions: Tuple[str, str] = (_LEFT, _RIGHT)) -> str:
+    """A Paddle function's direction as the op spells it (torchops._contract's LEFT or RIGHT):
+    TorchScript reads no global str, but takes a default argument's value as a constant."""
+    return directions[0] if left else directions[1]
+
+
 def _scripted_int_x(called: str, x: int, y: Tensor) -> Tensor:
     """The int x as a 0-d tensor of y's dtype, which it must fit (as in Python)."""
     x_tensor = torch.tensor(x, dtype=y.dtype, device=y.device)
@@ -217,7 +224,7 @@ def bitwise_left_shift(
     """
     if not _is_scripting():
         return _bitwise_left_shift_compiled(x, y, is_arithmetic, out, name)
-    return _scripted_shift("torchops.bitwise_left_shift", x, y, "LEFT", is_arithmetic, out)
+    return _scripted_shift("torchops.bitwise_left_shift", x, y, _direction(True), is_arithmetic, out)
 
 
 @overload
@@ -257,7 +264,7 @@ def bitwise_right_shift(
     """
     if not _is_scripting():
         return _bitwise_right_shift_compiled(x, y, is_arithmetic, out, name)
-    return _scripted_shift("torchops.bitwise_right_shift", x, y, "RIGHT", is_arithmetic, out)
+    return _scripted_shift("torchops.bitwise_right_shift", x, y, _direction(False), is_arithmetic, out)
 
 
 @overload
@@ -289,7 +296,7 @@ def bitwise_left_shift_(
     """
     if not _is_scripting():
         return _bitwise_left_shift__compiled(x, y, is_arithmetic, out, name)
-    return _scripted_shift_("torchops.bitwise_left_shift_", x, y, "LEFT", is_arithmetic, out)
+    return _scripted_shift_("torchops.bitwise_left_shift_", x, y, _direction(True), is_arithmetic, out)
 
 
 @overload
@@ -321,7 +328,7 @@ def bitwise_right_shift_(
     """
     if not _is_scripting():
         return _bitwise_right_shift__compiled(x, y, is_arithmetic, out, name)
-    return _scripted_shift_("torchops.bitwise_right_shift_", x, y, "RIGHT", is_arithmetic, out)
+    return _scripted_shift_("torchops.bitwise_right_shift_", x, y, _direction(False), is_arithmetic, out)
 
 
 def signbit(x: Tensor, out: Optional[Tensor] = None) -> Tensor:
