@@ -1,8 +1,10 @@
-// Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD): its
-// schema, which csrc/registration.cpp defines, its C++ signature, and its typed handle.
-// Adding an overload is a line here (a unary op's two overloads and compute op: one name in
-// TORCHOPS_FOR_EACH_UNARY_OP), its CPU kernel named after the handle (csrc/ops/cpu.h) and
-// its declaration (torchops/_contract.py); docs/internals.md has the whole recipe.
+// Every overload of the torchops library, in one list (TORCHOPS_FOR_EACH_OVERLOAD, which joins
+// one list per kind of op): its schema, which csrc/registration.cpp defines, its C++
+// signature, and its typed handle. Adding an overload is a row in its kind's list
+// (TORCHOPS_FOR_EACH_POINTWISE_OVERLOAD, _PACKING_OVERLOAD or _SEARCH_OVERLOAD; a unary op's
+// two overloads and compute op: one name in TORCHOPS_FOR_EACH_UNARY_OP), its CPU kernel named
+// after the handle (csrc/ops/cpu.h) and its declaration (torchops/_contract.py);
+// docs/internals.md has the whole recipe.
 //
 // A handle is looked up in the dispatcher once, on first use. Calling it is a full
 // dispatcher call: every dispatch key (Autograd, Python modes, tracing, functorch) sees it,
