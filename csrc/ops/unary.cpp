@@ -10,13 +10,17 @@
 namespace torchops {
 namespace {
 
+at::ScalarType result_dtype(const UnaryOp& op, const at::Tensor& x) {
+  return op.result_dtype == kDtypeOfX ? x.scalar_type() : op.result_dtype;
+}
+
 // PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
 at::TensorIterator unary_iter(const UnaryOp& op, const at::Tensor& out, const at::Tensor& x) {
   return build_iter(op.name, [&] {
     return at::TensorIteratorConfig()
         .set_check_mem_overlap(true)
         .check_all_same_dtype(false)
-        .declare_static_dtype(op.result_dtype)
+        .declare_static_dtype(result_dtype(op, x))
         .declare_static_device(x.device())
         .add_output(out)
         .add_const_input(x)
@@ -56,7 +60,7 @@ namespace cpu {
 at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   op.check_x(op.name, x);
   if (direct(x)) {
-    at::Tensor out = at::detail::empty_cpu(x.sizes(), op.result_dtype);
+    at::Tensor out = at::detail::empty_cpu(x.sizes(), result_dtype(op, x));
     run_contiguous(op, out, x);
     return out;
   }
@@ -68,7 +72,7 @@ at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
 
 at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
   op.check_x(op.name, x);
-  check_out_dtype(op.name, out, op.result_dtype);
+  check_out_dtype(op.name, out, result_dtype(op, x));
   check_writable(op.name, "out", out);
   if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
     run_contiguous(op, out, x);
@@ -86,7 +90,7 @@ namespace composite {
 at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   check_strided(op.name, {{"x", &x}});
   op.check_x(op.name, x);
-  at::Tensor out = output_for(op.name, at::Tensor(), {&x}, op.result_dtype, /*resize=*/true, /*promotes=*/false);
+  at::Tensor out = output_for(op.name, at::Tensor(), {&x}, result_dtype(op, x), /*resize=*/true, /*promotes=*/false);
   op.compute().call(out, x);
   return out;
 }
@@ -95,9 +99,9 @@ at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
   check_strided(op.name, {{"x", &x}, {"out", &out}});
   check_same_device(op.name, x, {{"out", &out}});
   op.check_x(op.name, x);
-  check_out_dtype(op.name, out, op.result_dtype);
+  check_out_dtype(op.name, out, result_dtype(op, x));
   check_writable(op.name, "out", out);
-  output_for(op.name, out, {&x}, op.result_dtype, /*resize=*/true, /*promotes=*/false);
+  output_for(op.name, out, {&x}, result_dtype(op, x), /*resize=*/true, /*promotes=*/false);
   op.compute().call(out, x);
   return out;
 }
