@@ -159,6 +159,15 @@ main() {
         args+=("$arg")
       done
       [ "$paths" = yes ] || args=("$root/tests" ${args[@]+"${args[@]}"})
+      # One test process per core (pytest-xdist, a file's tests in one process: their module
+      # fixtures are made once), unless TORCHOPS_TEST_WORKERS says otherwise; CI's lanes run
+      # one each, two side by side. OpenMP threads that finish a parallel region then sleep
+      # instead of spinning on the cores the other processes need.
+      workers=${TORCHOPS_TEST_WORKERS:-$(nproc)}
+      if [ "$workers" -gt 1 ]; then
+        args=(-n "$workers" --dist loadfile "${args[@]}")
+        export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+      fi
       if [ "$editable" = no ]; then
         wheel=$(ls "$venv"/dist/torchops-*.whl 2>/dev/null || true)
         [ -z "$wheel" ] || export TORCHOPS_TEST_WHEEL=$wheel

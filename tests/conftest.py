@@ -506,18 +506,40 @@ def call_path(request):
         yield path
 
 
-# TORCHOPS_TEST_SAMPLED=1 samples the sweeps, for the configurations that repeat what the
-# default one has swept in full (.ci/run: other torch releases and Pythons). The kernels are
-# the same source built against each torch; what a release or a Python changes is around
-# them (headers, the dispatcher, the binding, PyTorch's Python layers), which every level
-# and every parametrization shares. So each test runs at the best kernel level only, and
-# of a test function with more than SAMPLED_BEYOND parametrizations, one in SAMPLED_ONE_IN
-# runs (chosen by a hash of its id: the same ones every run), and at least one. The emulated
-# aarch64 run (scripts/aarch64.sh), where a test takes tens of times longer, samples harder
-# through TORCHOPS_TEST_SAMPLED_BEYOND and TORCHOPS_TEST_SAMPLED_ONE_IN.
+# How much of the sweeps (the test functions of more than SAMPLED_BEYOND parametrizations) a
+# run takes:
+# - By default (the README's test command, for a contributor's loop): one in SAMPLED_ONE_IN
+#   of each sweep's parametrizations at each kernel level, and at least one, drawn by a hash
+#   of TORCHOPS_TEST_SEED (0 unless set; the run's header prints it) and the test's id: the
+#   same ones every run with the same seed, another sample with another seed. Every op, path,
+#   level and dtype still runs, as do the tests of fewer parametrizations, and each sweep's
+#   failures reproduce from its printed seed. The `slow` tests (minutes: a build of the wheel
+#   from scratch, tensors of gigabytes) are left out of a run of the whole folder unless -m
+#   selects them.
+# - TORCHOPS_TEST_FULL=1: every parametrization (CI's default configuration, .ci/run).
+# - TORCHOPS_TEST_SAMPLED=1: CI's configurations that repeat what the default one has swept in
+#   full (other torch releases and Pythons). The kernels are the same source built against
+#   each torch; what a release or a Python changes is around them (headers, the dispatcher,
+#   the binding, PyTorch's Python layers), which every level and every parametrization
+#   shares. So each test runs at the best kernel level only, and each sweep is sampled as
+#   above. The emulated aarch64 run (scripts/aarch64.sh), where a test takes tens of times
+#   longer, samples harder through TORCHOPS_TEST_SAMPLED_BEYOND and TORCHOPS_TEST_SAMPLED_ONE_IN.
+FULL = os.environ.get("TORCHOPS_TEST_FULL", "0") == "1"
 SAMPLED = os.environ.get("TORCHOPS_TEST_SAMPLED", "0") == "1"
-SAMPLED_BEYOND = int(os.environ.get("TORCHOPS_TEST_SAMPLED_BEYOND", "40"))
-SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "4"))
+#: Whether the sweeps are sampled (and the tests that draw many examples draw fewer).
+SWEEPS_SAMPLED = SAMPLED or not FULL
+SEED = int(os.environ.get("TORCHOPS_TEST_SEED", "0"))
+SAMPLED_BEYOND = int(os.environ.get("TORCHOPS_TEST_SAMPLED_BEYOND", "24" if not SAMPLED else "40"))
+SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "8" if not SAMPLED else "4"))
+
+
+def pytest_report_header(config):
+    if not SWEEPS_SAMPLED:
+        return "torchops: every parametrization of every sweep (TORCHOPS_TEST_FULL=1)"
+    levels = "the best kernel level only" if SAMPLED else "every kernel level"
+    return (f"torchops: sweeps sampled at {levels}, one in {SAMPLED_ONE_IN} of those of more than {SAMPLED_BEYOND} "
+            f"parametrizations, seed {SEED} (TORCHOPS_TEST_SEED=<n> draws another sample, TORCHOPS_TEST_FULL=1 runs "
+            "them whole)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -525,9 +547,16 @@ def pytest_collection_modifyitems(config, items):
     change the path: the kernel levels (the path only decides how the op is called, so the
     torch.ops path runs at the best level only) and the raw torch.ops API (api "ops" and
     signbit's "ops" call torch.ops.torchops.* directly, whichever path is set). Samples the
-    sweeps under TORCHOPS_TEST_SAMPLED=1."""
+    sweeps unless TORCHOPS_TEST_FULL=1."""
     redundant = []
+    # The default run of the suite leaves the tests of minutes out, unless -m selects them or
+    # the run names test files rather than the folder.
+    whole_folder = any(os.path.isdir(arg.split("::")[0]) for arg in config.args)
+    quick = not FULL and not SAMPLED and not config.option.markexpr and whole_folder
     for item in items:
+        if quick and item.get_closest_marker("slow"):
+            redundant.append(item)
+            continue
         params = item.callspec.params if hasattr(item, "callspec") else {}
         level = params.get("cpu_capability", CPU_CAPABILITIES[-1])
         if SAMPLED and level != CPU_CAPABILITIES[-1]:
@@ -536,18 +565,20 @@ def pytest_collection_modifyitems(config, items):
             continue
         if level != CPU_CAPABILITIES[-1] or params.get("api") == "ops":
             redundant.append(item)
-    if SAMPLED:
+    if SWEEPS_SAMPLED:
         functions = collections.Counter(item.function for item in items)
         left = set(redundant)
         sampled = collections.defaultdict(list)
         for item in items:
             if functions[item.function] > SAMPLED_BEYOND and item not in left:
-                sampled[item.function].append(item)
+                params = item.callspec.params if hasattr(item, "callspec") else {}
+                sampled[item.function, params.get("cpu_capability")].append(item)
         for group in sampled.values():
-            # One in SAMPLED_ONE_IN, by a hash of the id; and at least one of each function,
-            # so that a harder sampling (the emulated run's) leaves out no test whole.
+            # One in SAMPLED_ONE_IN, by a hash of the seed and the id; and at least one of each
+            # function at each level, so that a harder sampling (the emulated run's) leaves out
+            # no test or level whole.
             def draw(item):
-                return zlib.crc32(item.nodeid.encode()) % SAMPLED_ONE_IN
+                return zlib.crc32(f"{SEED}:{item.nodeid}".encode()) % SAMPLED_ONE_IN
 
             kept = [item for item in group if draw(item) == 0] or [min(group, key=draw)]
             redundant += [item for item in group if item not in kept]

@@ -976,6 +976,7 @@ def test_switched_off_graphs_call_the_cpp_kernels_with_defaulted_arguments_and_d
     assert completed.returncode == 0 and completed.stdout == "ok\n", completed.stderr[-3000:]
 
 
+@pytest.mark.slow  # every scalar-level graph compiled again under UBSan: minutes
 def test_generated_code_has_no_undefined_behaviour(tmp_path):
     """The scalar-level tests again (the scalar code is also every vector loop's tail), with
     the generated code compiled under UndefinedBehaviorSanitizer: a shift by a negative

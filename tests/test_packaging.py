@@ -109,6 +109,7 @@ def test_the_sdist_carries_every_source_and_no_build_output(sdist):
     assert not [name for name in names if name.endswith((".so", ".pyc")) or name == "torchops/_build_info.py"]
 
 
+@pytest.mark.slow  # the default configuration's wheel is a build from scratch
 def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("torchops/_C") and n.endswith(".so") for n in names), names
@@ -129,6 +130,7 @@ def test_the_wheel_holds_both_extensions_and_pins_torch(wheel):
     assert requires == [torch_pin] + [f'{pin}; extra == "onnx"' for pin in onnx_pins], requires
 
 
+@pytest.mark.slow
 def test_the_wheel_runs_without_a_compiler_on_both_paths_and_without_the_binding(wheel, fresh_venv, tmp_path):
     python, site = fresh_venv
     # --ignore-installed: this environment's torchops (seen through the .pth) is not the wheel.

@@ -18,7 +18,7 @@ The paths below ``torch.ops.torchops.<op>.<overload>`` (docs/internals.md, "The 
 Under TORCHOPS_CPU_KERNELS=composite or =triton, CPU tensors take that path by plain dispatch,
 which is then the reference, and the kernel levels cannot be reached; a test left with no
 other path to compare is skipped with the reason. TORCHOPS_TEST_SAMPLED=1 runs the best level
-only and a quarter of the examples.
+only; unless TORCHOPS_TEST_FULL=1, a quarter of the examples are drawn (tests/conftest.py).
 
 The calls are made from what the library registers, with no code of any op's own
 (test_random_calls): each overload of torchops._contract.OVERLOADS; its tensors' dtypes from
@@ -75,15 +75,15 @@ from hypothesis import strategies as st
 import model
 from calls import BAD_CALLS, OPCHECK_SAMPLES
 from conftest import (
-    CPU_CAPABILITIES, FLOAT_FORMATS, NUMPY_DTYPES, OTHER_DEVICES_PATH, SAMPLED, argument_templates, as_bits,
+    CPU_CAPABILITIES, FLOAT_FORMATS, NUMPY_DTYPES, OTHER_DEVICES_PATH, SAMPLED, SWEEPS_SAMPLED, argument_templates, as_bits,
     dtype_id, interesting_counts, interesting_values, special_float_patterns,
 )
 from torchops import _triton
 from torchops._contract import OVERLOADS, Packing, Search, declaration_of, op_name
 
 # Examples per overload; Triton's interpreter costs milliseconds a call, hence fewer on its path.
-EXAMPLES = 200 if SAMPLED else 800
-TRITON_EXAMPLES = 50 if SAMPLED else 200
+EXAMPLES = 200 if SWEEPS_SAMPLED else 800
+TRITON_EXAMPLES = 50 if SWEEPS_SAMPLED else 200
 
 
 def profile(examples):
