@@ -8,6 +8,7 @@
 #include "dispatch/capability.h"
 #include "ops/common.h"
 #include "ops/cpu.h"
+#include "ops/memory.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -186,6 +187,7 @@ at::Tensor bitshift(const at::Tensor& x, const at::Tensor& y, c10::string_view d
   broadcast_shape(kOp, x, y, dtype);
   at::Tensor out;
   auto iter = tensor_count_iter(kOp, out, x, y, /*resize=*/true);
+  advise_huge_pages(iter.output());
   run_rows_tensor_count(iter, op);
   return iter.output();
 }
@@ -233,6 +235,7 @@ at::Tensor bitshift_scalar(const at::Tensor& x, const at::Scalar& y, c10::string
   }
   at::Tensor out;
   auto iter = scalar_count_iter(kOp, out, x, /*resize=*/true);
+  advise_huge_pages(iter.output());
   run_rows_scalar_count(iter, op, count);
   return iter.output();
 }

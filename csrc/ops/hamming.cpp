@@ -21,6 +21,7 @@
 #include "ops/checks.h"
 #include "ops/composite.h"
 #include "ops/cpu.h"
+#include "ops/memory.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -310,6 +311,7 @@ using Topk = void (*)(const TopkCall&, const at::Tensor&, const at::Tensor&);
 
 at::Tensor distance_result(const DistanceCall& call, Distance compute) {
   at::Tensor result = at::empty(call.shape, call.x1.options().dtype(at::kInt));
+  advise_huge_pages(result);
   compute(call, result);
   return result;
 }

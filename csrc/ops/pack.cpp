@@ -23,6 +23,7 @@
 #include "ops/checks.h"
 #include "ops/composite.h"
 #include "ops/cpu.h"
+#include "ops/memory.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -270,6 +271,7 @@ using Compute = void (*)(const Call&, const at::Tensor&);
 
 at::Tensor new_result(const Call& call, Compute compute) {
   at::Tensor result = at::empty(call.shape, call.x.options().dtype(call.dtype));
+  advise_huge_pages(result);
   compute(call, result);
   return result;
 }

@@ -5,6 +5,7 @@
 
 #include "ops/common.h"
 #include "ops/composite.h"
+#include "ops/memory.h"
 #include "ops/parallel.h"
 
 namespace torchops {
@@ -66,6 +67,7 @@ at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   }
   at::Tensor out;
   auto iter = unary_iter(op, out, x);
+  advise_huge_pages(iter.output());
   run_iter(op, iter);
   return iter.output();
 }
