@@ -57,7 +57,9 @@ bool contiguous_as(const at::Tensor& tensor, at::IntArrayRef sizes, at::ScalarTy
 // Whether x and the count (nullptr: a Python-int count) take the direct path, into a new
 // output or into `out` (nullptr: a new one; x itself in place).
 bool direct(const at::Tensor& x, const at::Tensor* count, const at::Tensor* out, at::ScalarType dtype) {
-  if (!contiguous_as(x, x.sizes(), dtype) || !runs_on_calling_thread(x.numel())) return false;
+  // Each element reads x (and its count) and writes the result, all of the result's width.
+  const int64_t grain = grain_for(static_cast<int64_t>(c10::elementSize(dtype)) * (count != nullptr ? 3 : 2));
+  if (!contiguous_as(x, x.sizes(), dtype) || !runs_on_calling_thread(x.numel(), grain)) return false;
   if (count != nullptr && !contiguous_as(*count, x.sizes(), dtype)) return false;
   if (out == nullptr) return true;
   return contiguous_as(*out, x.sizes(), dtype) && overlaps_at_most_fully(*out, x) &&
@@ -128,7 +130,7 @@ void run_rows_tensor_count(at::TensorIteratorBase& iter, ShiftOp op) {
               Rows{b.n, b.rows, b.input_strides[0], b.input_strides[1], b.out_stride}, b.streaming);
       }, out, {x, count}, n, rows, streams, /*per_row_inputs=*/0b10);
     }
-  });
+  }, grain_for(3 * width));  // x, its count and the result, all of the result's width
 }
 
 void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t count) {
@@ -138,7 +140,7 @@ void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t co
     const LoopOperand out{data[0], strides[0], strides[2], width};
     const LoopOperand x{data[1], strides[1], strides[3], width};
     shift_rows_by_scalar(kernels, op, count, out, x, n, rows, streams_rows(iter, n, width));
-  });
+  }, grain_for(2 * width));  // x and the result
 }
 
 // The configurations of PyTorch's own binary and unary pointwise ops, so that outputs get

@@ -168,10 +168,6 @@ void for_each_output_range(const at::Tensor& result, int64_t grain, const Range&
   }, grain);
 }
 
-// The fewest unpacked elements a thread takes: a packing kernel moves a byte of them in a
-// fraction of a nanosecond, so TensorIterator's grain (32K elements) would split a call of
-// 64K elements, whose second thread costs more than it saves (measured: twice the time).
-constexpr int64_t kUnpackedGrain = 8 * at::internal::GRAIN_SIZE;
 
 // x (contiguous) seen as (outer, n, inner) around its dim.
 struct Around {
@@ -196,7 +192,8 @@ void pack_cpu(const Call& call, const at::Tensor& result) {
   const char* xs = static_cast<const char*>(x.const_data_ptr());
   uint8_t* out = static_cast<uint8_t*>(result.data_ptr());
   const int64_t width = format.width;
-  for_each_output_range(result, kUnpackedGrain / per, [&](int64_t j, int64_t count) {
+  // Each packed byte reads its `per` elements.
+  for_each_output_range(result, grain_for(1 + per * width), [&](int64_t j, int64_t count) {
     while (count > 0) {
       if (a.inner == 1) {
         const int64_t row = j / bytes, b = j % bytes;
@@ -234,7 +231,8 @@ void unpack_cpu(const Call& call, const at::Tensor& result) {
   const int64_t available = a.n * per;
   const uint8_t* xs = static_cast<const uint8_t*>(x.const_data_ptr());
   uint8_t* out = static_cast<uint8_t*>(result.data_ptr());
-  for_each_output_range(result, kUnpackedGrain, [&](int64_t j, int64_t count) {
+  // Each field writes a byte, and every `per` of them read one.
+  for_each_output_range(result, grain_for(per + 1, per), [&](int64_t j, int64_t count) {
     while (count > 0) {
       if (a.inner == 1) {
         const int64_t row = j / fields, f = j % fields;

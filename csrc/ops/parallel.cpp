@@ -49,8 +49,8 @@ void for_each_chunk(int64_t chunks, const std::function<void(int64_t begin, int6
   }, /*grain_size=*/1);
 }
 
-bool runs_on_calling_thread(int64_t n) {
-  return n < at::internal::GRAIN_SIZE || at::get_num_threads() == 1;
+bool runs_on_calling_thread(int64_t n, int64_t grain_size) {
+  return n < grain_size || at::get_num_threads() == 1;
 }
 
 }  // namespace torchops

@@ -29,6 +29,11 @@ at::TensorIterator unary_iter(const UnaryOp& op, const at::Tensor& out, const at
   });
 }
 
+// The grain of a call: each element reads x's width and writes the result's.
+int64_t grain(const UnaryOp& op, const at::Tensor& x) {
+  return grain_for(x.element_size() + static_cast<int64_t>(c10::elementSize(result_dtype(op, x))));
+}
+
 void run_iter(const UnaryOp& op, at::TensorIteratorBase& iter) {
   const at::ScalarType dtype = iter.input_dtype(0);
   const int64_t out_width = iter.element_size(0);
@@ -39,14 +44,14 @@ void run_iter(const UnaryOp& op, at::TensorIteratorBase& iter) {
     run_rows<1>([&](const Block<1>& b) {
       op.cpu_rows(dtype, b.inputs[0], b.out, Rows{b.n, b.rows, b.input_strides[0], 0, b.out_stride});
     }, out, {x}, n, rows, /*streaming=*/false);
-  });
+  }, grain_for(out_width + width));
 }
 
 // A contiguous x (and out) of a call that runs on one thread, without TensorIterator, which
 // would decide the same (a contiguous output of x's shape, one row); see
 // csrc/ops/bitshift.cpp.
-bool direct(const at::Tensor& x) {
-  return x.is_contiguous() && runs_on_calling_thread(x.numel());
+bool direct(const UnaryOp& op, const at::Tensor& x) {
+  return x.is_contiguous() && runs_on_calling_thread(x.numel(), grain(op, x));
 }
 
 void run_contiguous(const UnaryOp& op, const at::Tensor& out, const at::Tensor& x) {
@@ -60,7 +65,7 @@ namespace cpu {
 
 at::Tensor unary(const UnaryOp& op, const at::Tensor& x) {
   op.check_x(op.name, x);
-  if (direct(x)) {
+  if (direct(op, x)) {
     at::Tensor out = at::detail::empty_cpu(x.sizes(), result_dtype(op, x));
     run_contiguous(op, out, x);
     return out;
@@ -76,7 +81,7 @@ at::Tensor& unary_out(const UnaryOp& op, const at::Tensor& x, at::Tensor& out) {
   op.check_x(op.name, x);
   check_out_dtype(op.name, out, result_dtype(op, x));
   check_writable(op.name, "out", out);
-  if (direct(x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
+  if (direct(op, x) && out.is_contiguous() && out.sizes().equals(x.sizes()) && overlaps_at_most_fully(out, x)) {
     run_contiguous(op, out, x);
     return out;
   }
