@@ -415,14 +415,15 @@ BAD_CALLS = _bad_calls()
 # it must reach). Each call is written as its source text, an expression of x, c (the
 # counts) and f (the floats), kept as the call's ``source``: TorchScript compiles no lambda,
 # so tests/test_torchscript.py writes the texts into a module of its own and scripts that.
-def _typed_call(source: str):
-    """The function ``lambda x, c, f: <source>``, in this module (whose globals the call reads)."""
-    call = eval(f"lambda x, c, f: {source}", globals())
+def typed_call(source: str, namespace: dict | None = None):
+    """The function ``lambda x, c, f: <source>``, reading the globals of this module (or of
+    `namespace`, another module's)."""
+    call = eval(f"lambda x, c, f: {source}", globals() if namespace is None else namespace)
     call.source = source
     return call
 
 
-TYPED_CALLS = [(name, _typed_call(source), overload) for name, source, overload in [
+TYPED_CALLS = [(name, typed_call(source), overload) for name, source, overload in [
     ("bitshift tensor", 'torchops.bitshift(x, c, "LEFT")', ops.bitshift.default),
     ("bitshift int", 'torchops.bitshift(x, 3, "RIGHT", False)', ops.bitshift.Scalar),
     ("bitshift out", 'torchops.bitshift(x, c, "RIGHT", out=torch.empty_like(x))', ops.bitshift.out),

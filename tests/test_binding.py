@@ -31,7 +31,7 @@ import torchops
 from torchops import _fastpath, _twins as twins, ops
 from torchops._contract import DECLARATIONS, declaration_of, op_name
 
-from calls import TYPED_CALLS as CALLS, typed_arguments
+from calls import TYPED_CALLS as CALLS, typed_arguments, typed_call
 from conftest import DispatchRecorder, make_tensor
 
 pytestmark = pytest.mark.python_layers
@@ -768,11 +768,9 @@ DERIVED_CHECKS = {
 
 
 def _form(source: str):
-    """A call of the typed API as calls.py's TYPED_CALLS rows are made, in this module (whose
-    globals its source reads: _packed(), _mask(), _queries(), _database(), _topk_outs())."""
-    call = eval(f"lambda x, c, f: {source}", globals())
-    call.source = source
-    return call
+    """A call of the typed API made as calls.py's TYPED_CALLS rows are, reading this module's
+    globals (_packed(), _mask(), _queries(), _database(), _topk_outs())."""
+    return typed_call(source, globals())
 
 
 # Forms that TYPED_CALLS has not, each argument of each kind the compiled functions take

@@ -11,8 +11,8 @@ namespace torchops {
 // The one rule for splitting a loop across threads: by the bytes it reads and writes, not
 // its elements. A call that touches fewer than kParallelBytes runs on the calling thread:
 // below that, waking a second thread and splitting the work cost more than the second
-// thread saves. Measured (docs/performance.md, "Two threads"): on 2 threads, calls of
-// 128-384 KiB ran at 0.73-0.94x their 1-thread speed, calls of 512 KiB at 1.3x and more.
+// thread saves. Measured (docs/performance.md, "When a second thread joins"): on 2 threads,
+// calls of 128-384 KiB run at 0.73-0.94x their 1-thread speed, calls of 512 KiB at 1.3x and more.
 // A call of n >= grain elements is split into ceil(n / grain) ranges (at most one a
 // thread), so a call of more than kParallelBytes gives each thread at least half of them
 // (one of exactly kParallelBytes would be one range in a parallel region: the grain is one
