@@ -187,8 +187,8 @@ void distance_cpu(const DistanceCall& call, const at::Tensor& result) {
   };
   const int64_t total = batches * m_blocks * n_tiles;
   // A piece worth a thread: most are; a call of a few small pieces stays on one (each
-  // distance reads both codes' bytes).
-  if (runs_on_calling_thread(result.numel(), grain_for(2 * bytes))) return pieces(0, total);
+  // distance reads both codes' bytes and writes its int32).
+  if (runs_on_calling_thread(result.numel(), grain_for(2 * bytes + 4))) return pieces(0, total);
   for_each_chunk(total, pieces);
 }
 

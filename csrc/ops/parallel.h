@@ -21,8 +21,9 @@ constexpr int64_t kParallelBytes = int64_t{512} << 10;
 
 // The grain (TensorIterator's grain_size: a loop of fewer elements runs on the calling
 // thread) of a loop that reads and writes `bytes` bytes for every `elements` elements.
+// A loop that touches no bytes (codes of 0 bytes) is one of the smallest: it is counted as 1.
 inline int64_t grain_for(int64_t bytes, int64_t elements = 1) {
-  return kParallelBytes * elements / bytes + 1;
+  return kParallelBytes * elements / std::max<int64_t>(bytes, 1) + 1;
 }
 
 // iter.for_each(loop), TensorIterator's 2-D loops: split across PyTorch's pool (at::parallel_for, so
