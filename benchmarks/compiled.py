@@ -21,8 +21,9 @@ and with the PyTorch builtins a user would write for exactly the same result:
                x ^= x << 17); the builtin version views the values as int64 and masks the
                arithmetic right shift (PyTorch has no uint64 shifts)
   dequant4     an int4 dequantize: unpack(p, 4, signed=True).to(float32) * scale on `size` bytes
-               (2 * size outputs); the builtin version splits the nibbles (p & 15, p >> 4),
-               sign-extends them ((v ^ 8) - 8) and interleaves them with torch.stack((hi, lo), -1)
+               (2 * size outputs); the builtin version sign-extends the nibbles with two shifts
+               ((p << 4).to(int8) >> 4, p.to(int8) >> 4) and interleaves them, converted and
+               scaled, with torch.stack((high, low), -1): one kernel, as the unpack is
   packbits_gt  packbits(x > 0) of `size` float32 values; the builtin version packs each 8 bools
                with shifts and a sum. `extern compiled` is x > 0 compiled and packbits' C++
                kernel called on the bools it wrote
@@ -272,9 +273,11 @@ def dequant4_torch_ops(packed, scale):
 
 
 def dequant4_builtin(packed, scale):
-    low, high = (packed & 15).to(torch.int8), (packed >> 4).to(torch.int8)
-    low, high = (low ^ 8) - 8, (high ^ 8) - 8  # 4-bit two's complement, sign-extended
-    return torch.stack((high, low), dim=-1).flatten(-2).to(torch.float32) * scale  # the first field high
+    low = (packed << 4).to(torch.int8) >> 4  # the low nibble in the high bits, shifted back sign-extended
+    high = packed.to(torch.int8) >> 4
+    # Stacked as floats, the first field high: Inductor then writes both halves straight into the
+    # output (one kernel); a stack of the int8 nibbles is an aten.cat call on CPU.
+    return torch.stack((high.to(torch.float32) * scale, low.to(torch.float32) * scale), dim=-1).flatten(-2)
 
 
 def dequant4_inputs(n):
@@ -537,8 +540,8 @@ Produced by `benchmarks/compiled.py{' --quick' if mode == 'quick' else ''}` in {
   multiply (builtin: widened to int64, each product masked to 32 bits); `xorshift64`: one xorshift64
   step on uint64 values (builtin: viewed as int64, the right shift masked). PyTorch has no shifts of
   uint16/32/64, hence those builtin workarounds. `dequant4`: an int4 dequantize,
-  `unpack(p, 4, signed=True).to(float32) * scale` (builtin: `p & 15` and `p >> 4` sign-extended by
-  `(v ^ 8) - 8` and interleaved by `torch.stack((hi, lo), -1).flatten(-2)`); `packbits_gt`:
+  `unpack(p, 4, signed=True).to(float32) * scale` (builtin: `(p << 4).to(int8) >> 4` and
+  `p.to(int8) >> 4`, converted, scaled and interleaved by `torch.stack((high, low), -1).flatten(-2)`); `packbits_gt`:
   `packbits(x > 0)` of float32 values (builtin: the bools 8 to a row, shifted and summed; its
   `extern compiled` is `x > 0` compiled, then packbits' C++ kernel on the bools it wrote).
 - `size`: elements of the output (= of the input), except `unpack4` (its input has size/2 bytes),

@@ -431,6 +431,28 @@ def test_packing_fuses_with_what_makes_x_and_what_reads_the_result(level, rng):
     assert dequantize_int4(torch.tensor([0x9F], dtype=torch.uint8), 1.0).tolist() == [-7.0, -1.0]
 
 
+def dequantize_int4_to_bfloat16(packed, scale):
+    return torchops.unpack(packed, 4, signed=True).to(torch.bfloat16) * scale
+
+
+@pytest.mark.parametrize("level", [level for level in LEVELS if level != "scalar"])
+def test_int4_dequantize_is_a_vector_loop(level, rng):
+    """The dequantize's loop steps a vector of float32 lanes of fields at a time (for a bfloat16
+    result too), and each vector loads the bytes of its fields, lanes / 2 of them, as scalars
+    (the same in every lane: no gather lane by lane), and stores its results as a vector."""
+    lanes = LEVELS[level] // 32
+    packed = make_tensor(random_values(torch.uint8, 4099, rng), torch.uint8)  # a tail after the vectors
+    for fn, scale in ((dequantize_int4, torch.tensor(0.25)),
+                      (dequantize_int4_to_bfloat16, torch.tensor(0.25, dtype=torch.bfloat16))):
+        (kernel,) = kernel_sources(generated_code(fn, packed, scale, level=level))
+        (data,) = re.findall(r"const uint8_t\* (in_ptr\d+)", kernel)
+        vector_loop = kernel[kernel.index("C10_LIKELY"):kernel.index("C10_UNLIKELY")]  # without its tail
+        assert f"x0+=static_cast<int64_t>({lanes}L)" in kernel, kernel
+        assert len(set(re.findall(rf"{data}\[[^\]]*\]", vector_loop))) == lanes // 2, kernel
+        assert "tmpbuf" not in kernel and re.search(r"\.store\(out_ptr\d+ \+ static_cast<int64_t>\(x0\)", vector_loop)
+        assert_same_tensors([compiled(fn, False, level)(packed, scale)], [fn(packed, scale)], what=fn.__name__)
+
+
 def packing_into(x, packed, bits_out, fields_out, bytes_out):
     torchops.packbits(x > 0, out=bits_out)
     torchops.unpack(packed, 2, 0, 7, "little", True, out=fields_out)

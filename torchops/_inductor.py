@@ -68,11 +68,6 @@ OVERLOADS = _contract.OVERLOADS
 #: unsigned ones (a logical right shift as the masked arithmetic one).
 COMPUTED_AS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
-#: The fields an unpack along x's last dim loads the bytes of together, in Inductor's C++
-#: code: at least the lanes of any of its vector loops (32: bfloat16 on AVX-512), so that the
-#: group's bytes are the same in every lane.
-GROUP = 32
-
 #: The ops whose lowerings always call the C++ kernel (from the compiled graph, through the
 #: out= overload): hamming_topk's result is a selection among N distances per query, which
 #: Inductor's IR could express only through the (Q, N) matrix of them that the op never makes
@@ -167,9 +162,10 @@ def _lowerings(fuse: bool) -> dict:
     mutate_to, fallback_handler, empty_strided = lowering.mutate_to, lowering.fallback_handler, lowering.empty_strided
     bitcast, view = lowering.to_dtype_bitcast, lowering.view
     broadcast_symbolic_shapes = lowering.broadcast_symbolic_shapes
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
     from torch._inductor.ir import Pointwise, Reduction
     from torch._inductor.utils import convert_shape_to_inductor, sympy_product
-    from torch.utils._sympy.functions import CeilDiv, FloorDiv
+    from torch.utils._sympy.functions import CeilDiv, FloorDiv, ModularIndexing
 
     table = {}
     out_overload = _contract.OUT_FORM  # into which a functional overload's kernel call writes (below)
@@ -480,84 +476,84 @@ def _lowerings(fuse: bool) -> dict:
         return Pointwise.create(device=x.get_device(), dtype=torch.uint8, inner_fn=byte,
                                 ranges=[*sizes[:dim], CeilDiv(length, per_byte), *sizes[dim + 1:]])
 
-    def unpack_of(x, bits, dim, count, bitorder: str, signed: bool):
-        """unpack (unpackbits: bits=1) as a Pointwise over the fields: field i's byte
-        i // per_byte shifted down by the field's place, which is computed from i's value
-        (i & (per_byte - 1)), not written as the index i % per_byte: Inductor's CPU code
-        vectorizes a loop only while few of its accesses are non-contiguous. Sign-extended
-        by (v ^ h) - h, h = 2**(bits - 1): no shift into a sign bit. Fields past the bytes (a
-        count beyond them) are 0: their byte is loaded under a mask."""
+    def unpack_of(x, bits, dim, bitorder: str, signed: bool):
+        """unpack (unpackbits: bits=1) as a Pointwise over the fields: field i is byte
+        i // per_byte shifted down by the field's place. Sign-extended by (v ^ h) - h,
+        h = 2**(bits - 1): no shift into a sign bit. The result's length (count) is the one
+        its fake tensor has; fields past the bytes (a count beyond them) are 0: their byte is
+        loaded under a mask."""
         x, dim = along_dim(x, dim)
         bits = constant_int(bits)
         per_byte = 8 // bits
         sizes = list(x.get_size())
         nbytes = sizes[dim]
         available = nbytes * per_byte
-        if count is None:
-            size = available
-        else:  # a symbolic count (one taken from a size) stays symbolic: the fake kernel has
-            # already guarded on its sign, so this reads that guard and adds none
-            nonnegative = V.graph.sizevars.evaluate_expr(sympy.Ge(count, 0))
-            size = count if nonnegative else available + count
+        size = convert_shape_to_inductor(V.graph.current_node.meta["val"].size())[dim]
         beyond = not V.graph.sizevars.statically_known_leq(size, available)
         dtype = torch.int8 if signed else torch.uint8
         load = x.make_loader()
-        # Along x's last dim, a C++ vector loop runs over consecutive fields, whose bytes
-        # i // per_byte it would gather one lane at a time: there each group of GROUP fields
-        # loads its bytes instead, each the same address in every lane (a broadcast).
-        in_groups = (dim == len(sizes) - 1 and not beyond and x.get_device().type == "cpu"
-                     and config.cpu_backend == "cpp")
+        # Along x's last dim a C++ vector loop runs over consecutive fields, whose bytes
+        # i // per_byte it would gather one lane at a time, or not vectorize at all: there the
+        # fields come in groups of the loop's lanes, each group's bytes loaded at the same
+        # address in every lane (field_of_its_group). The lanes are float32's: the fields are
+        # realized, a node of their own, and Inductor's CPU backend gives a loop twice as many
+        # only where every node in it computes bfloat16 or float16. Inductor fuses the node
+        # with its users into one loop, which stores the fields nowhere when they all are in it.
+        isa = pick_vec_isa() if x.get_device().type == "cpu" and config.cpu_backend == "cpp" else None
+        lanes = isa.nelements(torch.float) if isa and dim == len(sizes) - 1 and not beyond else None
 
-        def int64(value):
-            return ops.constant(value, torch.int64)
+        def int32(value):
+            return ops.constant(value, torch.int32)
 
-        def place(k, dtype: torch.dtype):
-            """Field k's shift in its byte (k a value of `dtype` in [0, per_byte))."""
-            if bitorder != "little":  # per_byte - 1 - k
-                k = ops.bitwise_xor(k, ops.constant(per_byte - 1, dtype))
-            return ops.mul(k, ops.constant(bits, dtype))
+        def place(k):
+            """The shift of field k (an int32 value) of a byte, or of an int32 word of bytes."""
+            if bitorder != "little":  # the first field of each byte high: k's place in its byte reversed
+                k = ops.bitwise_xor(k, int32(per_byte - 1))
+            return ops.mul(k, int32(bits))
 
         def field_of_its_byte(index):
             i = index[dim]
             byte = ops.to_dtype(load([*index[:dim], FloorDiv(i, per_byte), *index[dim + 1:]]), torch.int32)
-            k = ops.to_dtype(ops.bitwise_and(ops.index_expr(i, torch.int64), int64(per_byte - 1)), torch.int32)
-            return ops.bitwise_right_shift(byte, place(k, torch.int32))  # the field in the low bits
+            # The place from i's value (i & (per_byte - 1)), not the index i % per_byte: Inductor's
+            # CPU code vectorizes a loop only while few of its accesses are non-contiguous.
+            k = ops.to_dtype(ops.bitwise_and(ops.index_expr(i, torch.int64), ops.constant(per_byte - 1, torch.int64)),
+                             torch.int32)
+            return ops.bitwise_right_shift(byte, place(k))  # the field in the low bits
 
         def field_of_its_group(index):
+            """Field i from its group: the group's bytes, 4 to an int32 word (the first in the
+            low bits), the word of i's place k in the group shifted down. The bytes' index
+            is the same in every lane of a vector loop of `lanes` fields (broadcasts), and k
+            (i % group) an arange."""
             i = index[dim]
-            group_bytes = GROUP // per_byte
-            first = FloorDiv(i, GROUP) * group_bytes
+            group = max(lanes, per_byte)  # a group's bytes are whole
+            group_bytes = group // per_byte
+            first = FloorDiv(i, group) * group_bytes
             whole_groups = V.graph.sizevars.statically_known_multiple_of(nbytes, group_bytes)
-            words = []  # the group's bytes, 8 to an int64 word, the first in the low bits
-            for start in range(0, group_bytes, 8):
+            words = []
+            for start in range(0, group_bytes, 4):
                 word = None
-                for c in range(start, min(start + 8, group_bytes)):
+                for c in range(start, min(start + 4, group_bytes)):
                     # A byte past the end of the last group is one no field of the result reads.
                     at = first + c if whole_groups else sympy.Min(first + c, nbytes - 1)
-                    value = ops.to_dtype(load([*index[:dim], at]), torch.int64)
+                    value = ops.to_dtype(load([*index[:dim], at]), torch.int32)
                     if c > start:
-                        value = ops.bitwise_left_shift(value, int64(8 * (c - start)))
+                        value = ops.bitwise_left_shift(value, int32(8 * (c - start)))
                     word = value if word is None else ops.bitwise_or(word, value)
                 words.append(word)
-            lane = ops.bitwise_and(ops.index_expr(i, torch.int64), int64(GROUP - 1))
-            fields_per_word = 64 // bits
-            word = words[0]
-            if len(words) == 2:
-                word = ops.where(ops.lt(lane, int64(fields_per_word)), words[0], words[1])
-                lane = ops.bitwise_and(lane, int64(fields_per_word - 1))
-            byte_in_word = ops.bitwise_right_shift(lane, int64(per_byte.bit_length() - 1))
-            k = ops.bitwise_and(lane, int64(per_byte - 1))
-            shift = ops.add(ops.mul(byte_in_word, int64(8)), place(k, torch.int64))
-            shifted = ops.bitwise_right_shift(word, shift)  # by less than 64; the field in the low bits
-            return ops.to_dtype(ops.bitwise_and(shifted, int64((1 << bits) - 1)), torch.int32)
+            k = ops.index_expr(ModularIndexing(i, 1, group), torch.int32)
+            fields_per_word = 32 // bits
+            word = words[-1]
+            for w in range(len(words) - 2, -1, -1):
+                word = ops.where(ops.lt(k, int32((w + 1) * fields_per_word)), words[w], word)
+            # By less than 32; the arithmetic shift of a word with its top bit set is masked below.
+            return ops.bitwise_right_shift(word, place(ops.bitwise_and(k, int32(fields_per_word - 1))))
 
         def field(index):
-            if in_groups:
-                value = field_of_its_group(index)
-            else:
-                value = ops.bitwise_and(field_of_its_byte(index), ops.constant((1 << bits) - 1, torch.int32))
+            value = field_of_its_group(index) if lanes else field_of_its_byte(index)
+            value = ops.bitwise_and(value, int32((1 << bits) - 1))
             if signed:
-                half = ops.constant(1 << (bits - 1), torch.int32)
+                half = int32(1 << (bits - 1))
                 value = ops.sub(ops.bitwise_xor(value, half), half)
             return ops.to_dtype(value, dtype)
 
@@ -567,8 +563,11 @@ def _lowerings(fuse: bool) -> dict:
             there = ops.lt(ops.index_expr(index[dim], torch.int64), ops.index_expr(available, torch.int64))
             return ops.masked(there, functools.partial(field, index), 0)
 
-        return Pointwise.create(device=x.get_device(), dtype=dtype, inner_fn=fields,
-                                ranges=[*sizes[:dim], size, *sizes[dim + 1:]])
+        result = Pointwise.create(device=x.get_device(), dtype=dtype, inner_fn=fields,
+                                  ranges=[*sizes[:dim], size, *sizes[dim + 1:]])
+        if lanes:
+            result.realize()
+        return result
 
     @lowers(_op.packbits.default)
     def packbits(x, dim=-1, bitorder="big"):
@@ -588,19 +587,19 @@ def _lowerings(fuse: bool) -> dict:
 
     @lowers(_op.unpackbits.default)
     def unpackbits(x, dim=-1, count=None, bitorder="big"):
-        return unpack_of(x, 1, dim, count, bitorder, signed=False)
+        return unpack_of(x, 1, dim, bitorder, signed=False)
 
     @lowers(_op.unpackbits.out)
     def unpackbits_out(x, dim=-1, count=None, bitorder="big", *, out):
-        return write_into(out, unpack_of(x, 1, dim, count, bitorder, signed=False))
+        return write_into(out, unpack_of(x, 1, dim, bitorder, signed=False))
 
     @lowers(_op.unpack.default)
     def unpack(x, bits, dim=-1, count=None, bitorder="big", signed=False):
-        return unpack_of(x, bits, dim, count, bitorder, signed)
+        return unpack_of(x, bits, dim, bitorder, signed)
 
     @lowers(_op.unpack.out)
     def unpack_out(x, bits, dim=-1, count=None, bitorder="big", signed=False, *, out):
-        return write_into(out, unpack_of(x, bits, dim, count, bitorder, signed))
+        return write_into(out, unpack_of(x, bits, dim, bitorder, signed))
 
     def hamming_distance_of(x1, x2):
         """hamming_distance (docs/semantics.md section 16) as a Reduction: the int32 sum over the
