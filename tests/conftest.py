@@ -515,7 +515,11 @@ def call_path(request):
 #   level and dtype still runs, as do the tests of fewer parametrizations, and each sweep's
 #   failures reproduce from its printed seed. The `slow` tests (minutes: a build of the wheel
 #   from scratch, tensors of gigabytes) are left out of a run of the whole folder unless -m
-#   selects them.
+#   selects them. A test whose parametrizations each compile for a variant of the same path
+#   (test_inductor.py: Inductor's vector levels) names those parameters in its
+#   quick_run_one_of mark (or its module's): of the parametrizations that differ only in them,
+#   one runs, the next in turn through the module from one the seed picks, so that every
+#   variant runs somewhere.
 # - TORCHOPS_TEST_FULL=1: every parametrization (CI's default configuration, .ci/run).
 # - TORCHOPS_TEST_SAMPLED=1: CI's configurations that repeat what the default one has swept in
 #   full (other torch releases and Pythons). The kernels are the same source built against
@@ -582,11 +586,33 @@ def pytest_collection_modifyitems(config, items):
 
             kept = [item for item in group if draw(item) == 0] or [min(group, key=draw)]
             redundant += [item for item in group if item not in kept]
+    if SWEEPS_SAMPLED and not SAMPLED:
+        left = set(redundant)
+        redundant += one_variant_each(item for item in items if item not in left)
     redundant = list(dict.fromkeys(redundant))
     if redundant:
         config.hook.pytest_deselected(items=redundant)
         dropped = set(redundant)
         items[:] = [item for item in items if item not in dropped]
+
+
+def one_variant_each(items):
+    """The items of quick_run_one_of tests left out: of each test's parametrizations that
+    differ only in the mark's parameters, all but one, the next in turn through its module."""
+    variants = {}
+    for item in items:
+        mark = item.get_closest_marker("quick_run_one_of")
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if mark is not None and set(mark.args) & params.keys():
+            others = tuple((key, repr(value)) for key, value in params.items() if key not in mark.args)
+            variants.setdefault((item.module.__name__, item.function, others), []).append(item)
+    turn = collections.Counter()
+    left_out = []
+    for (module, _, _), group in variants.items():
+        kept = group[(SEED + turn[module]) % len(group)]
+        turn[module] += 1
+        left_out += [item for item in group if item is not kept]
+    return left_out
 
 
 # PyTorch marks torch.jit.script, trace and save deprecated (a DeprecationWarning in 2.13, a

@@ -54,6 +54,10 @@ LEVELS = {"scalar": 1}
 for _isa in sorted(valid_vec_isa_list(), key=lambda isa: isa.bit_width()):
     LEVELS.setdefault(str(_isa).split()[0], _isa.bit_width())
 BEST = list(LEVELS)[-1]
+# The README's test command runs each test of this file at one of the levels, taking them in
+# turn through the file (tests/conftest.py): every level runs, and the run compiles (seconds
+# of g++ a graph, on a cold cache) a third as much.
+pytestmark = pytest.mark.quick_run_one_of("level")
 _CXX = os.environ.get("TORCHOPS_TEST_INDUCTOR_CXX")
 
 BYTE_DTYPES = [torch.int8, torch.uint8]
@@ -388,6 +392,7 @@ PACKING_CASES = ([(torch.int8, False, "scalar"), (torch.int8, False, BEST), (tor
                   (torch.uint64, False, BEST), (torch.int32, True, BEST)])
 
 
+@pytest.mark.quick_run_one_of("dtype", "level")  # the dtypes: each graph's every op on every dtype below
 @pytest.mark.parametrize("dtype, dynamic, level", [
     pytest.param(dtype, dynamic, level, id=f"{dtype_id(dtype)}-{'dynamic' if dynamic else 'static'}-{level}")
     for dtype, dynamic, level in PACKING_CASES])
@@ -961,6 +966,7 @@ _FALLBACK_SCRIPT = textwrap.dedent("""
     # internals gone (only while torchops registers: Inductor itself needs them)
     ("import torch._inductor.lowering as L; saved = L.make_pointwise; del L.make_pointwise", {}),
 ], ids=["switched-off", "other-torch-release", "missing-internals"])
+@pytest.mark.quick_run_one_of("prelude", "env")  # the same graph whatever turned the lowerings off
 def test_without_the_lowerings_graphs_call_the_cpp_kernels(prelude, env):
     completed = subprocess.run(
         [sys.executable, "-c", _FALLBACK_SCRIPT.format(prelude=prelude, postlude="L.make_pointwise = saved" if "saved" in prelude else "")],

@@ -62,6 +62,14 @@ from shift_model import ShiftModel, example_inputs  # noqa: E402
 T = torch.ops.torchops
 LOWEST, DEFAULT, HIGHEST = torchops.onnx.MIN_OPSET, torchops.onnx.DEFAULT_OPSET, torchops.onnx.MAX_OPSET
 SHIFT_OPSETS = [LOWEST, DEFAULT, HIGHEST]
+
+
+def on_every_shift_opset(test):
+    """The test at each of SHIFT_OPSETS; the README's test command runs each such test at one
+    of them, the next in turn through this file (tests/conftest.py), so that each opset runs."""
+    return pytest.mark.quick_run_one_of("opset")(pytest.mark.parametrize("opset", SHIFT_OPSETS)(test))
+
+
 # Every spelling the op takes: the three operations, plus LEFT with arithmetic=False and lower case.
 SPELLINGS = OPERATIONS + [("LEFT", False), ("left", True), ("right", False)]
 # Python-int counts given to the raw .Scalar overload (any int64), and through the typed API.
@@ -130,7 +138,7 @@ def exported_every_overload(opset):
     return model, torchops.onnx.export(model, args, opset_version=opset)
 
 
-@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+@on_every_shift_opset
 def test_every_int8_and_uint8_pair(opset):
     model, program = exported_every_overload(opset)
     onnx.checker.check_model(program.model_proto, full_check=True)
@@ -215,7 +223,7 @@ def exported_sweep(opset):
     return torchops.onnx.export(Sweep(), sweep_inputs(0), opset_version=opset)
 
 
-@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+@on_every_shift_opset
 def test_wider_dtypes_edges_and_random_values(opset):
     program = exported_sweep(opset)
     for seed in (1, 2):
@@ -335,7 +343,7 @@ def test_below_opset_28_every_bitshift_count_is_in_range(opset):
 # every functional overload on every dtype its op declares
 
 
-@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+@on_every_shift_opset
 def test_every_functional_overload_on_every_declared_dtype_is_exact(opset):
     # A call that the translation refuses at this opset (NotImplementedError, naming the op
     # and the dtype: float signbit below 26) is taken out, and the rest exported; at the
@@ -402,7 +410,7 @@ def packing_inputs(batch, seed):
     return x, flags, packed, torch.tensor(-7, dtype=torch.int64), torch.tensor(0x9C, dtype=torch.uint8)
 
 
-@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+@on_every_shift_opset
 def test_packing_along_every_dim_with_a_dynamic_batch(opset):
     # From 9: a batch packed along dim 0 is more than one byte (export specializes a size of 1).
     batch = torch.export.Dim("batch", min=9)
@@ -457,7 +465,7 @@ def search_inputs(m, n, q, size, seed):
             codes((size, 9), torch.int8, 4))
 
 
-@pytest.mark.parametrize("opset", SHIFT_OPSETS)
+@on_every_shift_opset
 def test_hamming_distance_and_topk_with_ties_and_dynamic_sizes(opset):
     dims = [torch.export.Dim(name, min=low) for name, low in (("m", 2), ("n", 2), ("q", 2), ("size", 12))]
     shapes = ({2: dims[0]}, {1: dims[1]}, {0: dims[2]}, {0: dims[3]})
