@@ -49,15 +49,14 @@ timing, each case checks once that every contender's output equals eager torchop
 bit. Each graph is compiled for static shapes, once per size and per thread count (Inductor's
 C++ code is specialized on torch.get_num_threads()), by its first call, outside the timed
 region. Once per case the generated code is inspected (torch._inductor.utils.run_and_get_code):
-"fused" if it no longer calls torch.ops.torchops. Timing is timing.py's (as bench.py's), in a random
-order (see measure).
+"fused" if it no longer calls torch.ops.torchops. Timing is timing.py's, as bench.py's (a fresh
+random order each repetition: see timing.measure).
 Results: a table on stdout, results.md, results.csv and results.json in --out-dir, and TARGETS.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import statistics
 import sys
@@ -79,8 +78,7 @@ from report import (  # noqa: E402
     K, M, aligned_table, exit_if_mismatched, machine_info, machine_markdown, markdown_rows, row_keys,
     size_label, source_version, write_csv, write_json,
 )
-from timing import MAX_WAIT_PER_CASE, calmest, cores_busy, record_times, wait_for_cores  # noqa: E402
-from timing import measure as timing_measure  # noqa: E402
+from timing import MAX_WAIT_PER_CASE, MIN_REPS, calmest, cores_busy, measure, record_times, wait_for_cores  # noqa: E402
 
 SIZES = [64, 64 * K, 256 * K, M, 4 * M, 16 * M]  # elements of each case's output; 64: where per-call costs show
 QUICK_SIZES = [64, 64 * K, M]
@@ -90,7 +88,6 @@ KEYS = {"torchops compiled": "compiled", "torch.ops compiled": "torch_ops", "bui
         "extern compiled": "extern", "builtin again": "builtin_again", "numpy": "numpy"}  # column names in results.csv/json: <key>_us
 OPS = torch.ops.torchops
 CODE_CHECK_SIZE = 64 * K
-MIN_REPS = 9  # more than timing.MIN_REPS (5): a random order (see measure) needs more repetitions to even out
 CODE_CONTENDERS = ["torchops compiled", "extern compiled", "builtin compiled"]  # whose generated code is read
 
 
@@ -377,18 +374,6 @@ def same(a: torch.Tensor, b: torch.Tensor) -> bool:
         as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
         a, b = a.view(as_int), b.view(as_int)
     return torch.equal(a, b)
-
-
-def measure(functions: dict, seconds_per_contender: float) -> dict[str, list[float]]:
-    """timing.measure in a fresh random order each repetition instead of a rotation.
-
-    A rotation keeps each contender's predecessor the same, and from 1M elements a call is
-    slower after one that swept more memory (its input and output evicted from the caches):
-    two copies of the same compiled hash64 at 1M, 1 thread, differed 1.4x, the slower always
-    the one after `extern compiled`. In a random order every contender follows each of the
-    others as often, so that cost falls on all alike; that takes more repetitions to even out.
-    """
-    return timing_measure(functions, seconds_per_contender, min_reps=MIN_REPS, shuffle=random.Random(0))
 
 
 def run_case(name: str, functions: dict, size: int, threads: int, seconds_per_contender: float) -> dict:

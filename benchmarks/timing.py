@@ -1,6 +1,7 @@
 """The timing harness shared by bench.py and compiled.py.
 
-measure() times contenders side by side, alternating between them inside each repetition;
+measure() times contenders side by side, alternating between them inside each repetition in a
+fresh random order;
 calmest() measures again while the samples are too noisy; record_times() puts the medians
 into a result row; cores_busy() and wait_for_cores() tell whether another process holds a
 core, which slows every multi-threaded call. Nothing here knows what is being measured.
@@ -17,7 +18,11 @@ import torch
 
 # Time per sample (a batch of calls, so that tiny calls are measurable) and per contender.
 SAMPLE_SECONDS = 0.001
-MIN_REPS = 5
+# At least this many repetitions: a median of fewer follows what happened to run before. The
+# quick run's 16M-element cases took 5-6 (each call ~1 ms) and put torchops's int8 shifts and
+# bfloat16 signbit at 0.78-0.90x the bandwidth reference on 2 threads; over 40 the same cases
+# measure 0.93-0.99x (Intel Xeon, avx512_bitalg), and PyTorch's own shift as torchops's.
+MIN_REPS = 21
 MAX_REPS = 200
 MAX_SPREAD = 0.2  # a case whose samples spread more (interquartile range / median) is measured again,
 RETRIES = 2       # up to RETRIES times, keeping the calmest measurement
@@ -36,15 +41,20 @@ def batch_seconds(function, calls: int) -> float:
     return best
 
 
-def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_REPS,
-            shuffle: random.Random | None = None) -> dict[str, list[float]]:
+def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_REPS) -> dict[str, list[float]]:
     """Samples (seconds per call) of each function, from alternating, repeated runs.
 
     A sample times `number` back-to-back calls (enough for ~1 ms) and divides; all contenders
     get the same number of repetitions, enough for `seconds_per_contender` of samples each
-    (at least `min_reps`); each repetition runs them in a rotated order, or in an order drawn
-    from `shuffle` (when a contender's speed depends on the one before it: compiled.py).
+    (at least `min_reps`); each repetition runs them in a fresh random order (seeded: the
+    same orders every run). A rotation would keep each contender's predecessor the same, and
+    from 1M elements a call's speed depends on the one before it (its operands evicted from
+    the caches by one that swept more memory, its second thread idle through a one-thread
+    NumPy call): two copies of the same compiled hash64 at 1M, 1 thread, differed 1.4x, the
+    slower always the one after the same contender. In a random order every contender
+    follows each of the others as often, so that cost falls on all alike.
     """
+    order = random.Random(0)
     names = list(functions)
     number, sample_time = {}, {}
     for name in names:
@@ -69,9 +79,7 @@ def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_R
     gc.disable()
     try:
         for rep in range(reps):
-            rotation = rep % len(names)
-            order = shuffle.sample(names, len(names)) if shuffle else names[rotation:] + names[:rotation]
-            for name in order:
+            for name in order.sample(names, len(names)):
                 function, calls = functions[name], number[name]
                 start = time.perf_counter()
                 for _ in range(calls):
