@@ -160,12 +160,13 @@ main() {
       done
       [ "$paths" = yes ] || args=("$root/tests" ${args[@]+"${args[@]}"})
       # One test process per core (pytest-xdist, a file's tests in one process: their module
-      # fixtures are made once), unless TORCHOPS_TEST_WORKERS says otherwise; CI's lanes run
-      # one each, two side by side. OpenMP threads that finish a parallel region then sleep
-      # instead of spinning on the cores the other processes need.
+      # fixtures are made once; the files handed out in the order of collection, which puts
+      # the longest first: tests/conftest.py), unless TORCHOPS_TEST_WORKERS says otherwise;
+      # CI's lanes run one each, two side by side. OpenMP threads that finish a parallel
+      # region then sleep instead of spinning on the cores the other processes need.
       workers=${TORCHOPS_TEST_WORKERS:-$(nproc)}
       if [ "$workers" -gt 1 ]; then
-        args=(-n "$workers" --dist loadfile "${args[@]}")
+        args=(-n "$workers" --dist loadfile --no-loadscope-reorder "${args[@]}")
         export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
       fi
       if [ "$editable" = no ]; then
