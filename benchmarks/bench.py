@@ -34,8 +34,8 @@ repetition, each writing into its own preallocated output (out=):
 Before timing, each case checks once that every peer's output equals torchops's, so a wrong
 answer is never timed. Times are medians over repetitions; a repetition runs every contender
 once, in a fresh random order each time (timing.measure), so drift, noise from other
-processes and what the call before left in the caches hit all contenders alike. Results: a table on stdout, results.md,
-results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: this run's rows
+processes and the call before hit all contenders alike. Results: a table on stdout,
+results.md, results.csv, results.json and speedup.png in --out-dir, and a TARGETS section: this run's rows
 judged by bench.py's targets in targets.py (the kernels against PyTorch, NumPy and memory
 bandwidth; the call path of small and mid-size calls). With --baseline, every case is also set
 against the same case of an earlier run (its results.json), as ratios to PyTorch measured in
@@ -1065,8 +1065,8 @@ Produced by `benchmarks/bench.py{'' if mode == 'full' else ' --' + mode}` in {wa
 
 - Times are medians (µs per call) over at least {MIN_REPS} repetitions; a repetition runs every
   contender once, in a fresh random order (a rotation would give each contender the same
-  predecessor every time, and from 1M elements a call's speed depends on it); a sample batches calls up to
-  ~{SAMPLE_SECONDS * 1e3:.0f} ms. Inputs stay in cache when they fit (repeated calls on the same data).
+  predecessor every time, and from 1M elements a call's speed depends on it); a sample
+  batches calls up to ~{SAMPLE_SECONDS * 1e3:.0f} ms. Inputs stay in cache when they fit (repeated calls on the same data).
 - `torchops`: `torchops.bitshift(..., out=)` / `torchops.signbit(..., out=)` /
   `torchops.bitwise_count(..., out=)` / `torchops.packbits(x, out=)` / `unpackbits(x, out=)` /
   `pack(x, bits, out=)` / `unpack(x, bits, out=)` (ops `pack2`, `pack4`, `unpack2`, `unpack4`: 2- and

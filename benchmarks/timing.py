@@ -48,11 +48,10 @@ def measure(functions: dict, seconds_per_contender: float, min_reps: int = MIN_R
     get the same number of repetitions, enough for `seconds_per_contender` of samples each
     (at least `min_reps`); each repetition runs them in a fresh random order (seeded: the
     same orders every run). A rotation would keep each contender's predecessor the same, and
-    from 1M elements a call's speed depends on the one before it (its operands evicted from
-    the caches by one that swept more memory, its second thread idle through a one-thread
-    NumPy call): two copies of the same compiled hash64 at 1M, 1 thread, differed 1.4x, the
-    slower always the one after the same contender. In a random order every contender
-    follows each of the others as often, so that cost falls on all alike.
+    from 1M elements a call's speed depends on the one before it: two copies of the same
+    compiled hash64 at 1M, 1 thread, differed 1.4x, the slower always the one after the same
+    contender. In a random order every contender follows each of the others as often, so
+    that cost falls on all alike.
     """
     order = random.Random(0)
     names = list(functions)
