@@ -72,8 +72,8 @@ from report import (
     size_label, source_version, write_csv, write_json,
 )
 from timing import (
-    MAX_SPREAD, MAX_WAIT_PER_CASE, MIN_REPS, RETRIES, SAMPLE_SECONDS, calmest, cores_busy, measure, record_times,
-    wait_for_cores,
+    MAX_SPREAD, MAX_WAIT_PER_CASE, MIN_REPS, RETRIES, SAMPLE_SECONDS, calmest, cores_busy, measure, ratio_interval,
+    record_times, wait_for_cores,
 )
 
 SIZES = [1, 64, K, 4 * K, 16 * K, 64 * K, 256 * K, M, 4 * M, 16 * M]
@@ -770,12 +770,17 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     times = record_times(row, samples, "torchops")
     mine = times["torchops"]
     row["gbps"] = row["bytes"] / mine / 1e9
+    def ratio(ratio_name, peer, me="torchops"):
+        # > 1: torchops is faster; the interval of the ratio that the noise allows (targets.py)
+        row[ratio_name] = times[peer] / times[me]
+        row[ratio_name + "_interval"] = ratio_interval(samples[peer], samples[me])
+
     for name, ratio_name in [("torch", "x_torch"), ("numpy", "x_numpy"), ("bandwidth", "x_bandwidth")]:
         if name in times:
-            row[ratio_name] = times[name] / mine  # > 1: torchops is faster
+            ratio(ratio_name, name)
     if "numpy" in times and "functional" in times:
         # NumPy's packbits and unpackbits allocate their result: set against torchops's call that does
-        row["x_numpy"] = times["numpy"] / times["functional"]
+        ratio("x_numpy", "numpy", "functional")
     if "torch" in times and "torchops.op" in times:
         row["x_torch_op"] = times["torch"] / times["torchops.op"]  # without the Python layer
     return row

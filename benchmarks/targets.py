@@ -3,11 +3,15 @@ benchmark that measures it (bench.py, compiled.py, call_cost.py).
 
 A target is a ratio of median times measured side by side in one process (> 1: torchops
 faster; bench.py's memory rows: a ratio of bytes) that every row it is set on must reach.
-evaluate() gives each target's status for one run: PASS with its worst row, MISS with the rows below the threshold and, for each, the
-measurement of the same row that bounds it (how close torchops runs to the bandwidth
-reference, or how far the row's own noise moves a ratio), or NOT MEASURED when the run had
-no row for it (a quick run measures a few). docs/performance.md explains each miss of the
-recorded runs; a target that stops being a goal leaves this list.
+evaluate() gives each target's status for one run: PASS with its worst row; TIE when the
+rows below the threshold are each within their own noise of it (the interval of the ratio
+that the row's paired samples allow, timing.ratio_interval, reaches the threshold: where two
+loops both run at memory speed, "at least 1.0x" is a coin's toss in any one run); MISS with
+the rows measurably below and, for each, the measurement of the same row that bounds it (how
+close torchops runs to the bandwidth reference, or how far the row's own noise moves a
+ratio); or NOT MEASURED when the run had no row for it (a quick run measures a few).
+docs/performance.md explains each miss of the recorded runs; a target that stops being a
+goal leaves this list.
 """
 from __future__ import annotations
 
@@ -121,27 +125,43 @@ def bound(row: dict) -> str:
     return ", ".join(notes)
 
 
+def _listed(rows: list[dict], ratio: str, name: Callable[[dict], str], shown: int = 6) -> str:
+    """The first `shown` rows: each one's ratio, name, the ratio's interval and bound()."""
+    def notes(row):
+        interval = row.get(ratio + "_interval")
+        return ", ".join(([f"interval {interval[0]:.2f}-{interval[1]:.2f}x"] if interval else [])
+                         + ([bound(row)] if bound(row) else []))
+    more = f"; ... {len(rows) - shown} more" if len(rows) > shown else ""
+    return "; ".join(f"{r[ratio]:.2f}x {name(r)}" + (f" ({notes(r)})" if notes(r) else "") for r in rows[:shown]) + more
+
+
 def evaluate(benchmark: str, rows: list[dict], name: Callable[[dict], str]) -> list[tuple[str, str, str]]:
-    """(PASS | MISS | NOT MEASURED, title, detail) for each of `benchmark`'s targets, on its
-    timed rows (each a dict with the ratios); `name` names a row in the details."""
+    """(PASS | TIE | MISS | NOT MEASURED, title, detail) for each of `benchmark`'s targets, on
+    its timed rows (each a dict with the ratios and, where measured, each ratio's interval
+    under "<ratio>_interval"); `name` names a row in the details."""
     results = []
     for target in (t for t in TARGETS if t.benchmark == benchmark):
         selected = [r for r in rows if target.ratio in r and target.selects(r)]
         if not selected:
             results.append(("NOT MEASURED", target.title, "no case in this run"))
             continue
-        misses = sorted((r for r in selected if r[target.ratio] < target.threshold), key=lambda r: r[target.ratio])
+        below = sorted((r for r in selected if r[target.ratio] < target.threshold), key=lambda r: r[target.ratio])
         worst = min(selected, key=lambda r: r[target.ratio])
-        if not misses:
+        if not below:
             results.append(("PASS", target.title, f"{len(selected)} cases, worst {worst[target.ratio]:.2f}x "
                                                    f"({name(worst)})"))
             continue
+        interval = target.ratio + "_interval"
+        misses = [r for r in below if interval not in r or r[interval][1] < target.threshold]
+        if not misses:
+            results.append(("TIE", target.title, f"{len(below)} of {len(selected)} cases below {target.threshold}x, "
+                                                  f"none measurably: {_listed(below, target.ratio, name)}"))
+            continue
         within_noise = sum(r[target.ratio] >= target.threshold * NOISE for r in misses)
-        shown = "; ".join(f"{r[target.ratio]:.2f}x {name(r)} ({bound(r)})" if bound(r) else
-                          f"{r[target.ratio]:.2f}x {name(r)}" for r in misses[:6])
-        more = f"; ... {len(misses) - 6} more" if len(misses) > 6 else ""
-        results.append(("MISS", target.title, f"{len(misses)} of {len(selected)} cases below {target.threshold}x "
-                                              f"({within_noise} within {1 - NOISE:.0%} of it): {shown}{more}"))
+        tied = f"; {len(below) - len(misses)} more below it within their noise" if len(misses) < len(below) else ""
+        results.append(("MISS", target.title, f"{len(misses)} of {len(selected)} cases measurably below "
+                                              f"{target.threshold}x ({within_noise} within {1 - NOISE:.0%} of it): "
+                                              f"{_listed(misses, target.ratio, name)}{tied}"))
     return results
 
 
