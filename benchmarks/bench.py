@@ -770,6 +770,7 @@ def run_case(case: Case, seconds_per_contender: float) -> dict:
     times = record_times(row, samples, "torchops")
     mine = times["torchops"]
     row["gbps"] = row["bytes"] / mine / 1e9
+
     def ratio(ratio_name, peer, me="torchops"):
         # > 1: torchops is faster; the interval of the ratio that the noise allows (targets.py)
         row[ratio_name] = times[peer] / times[me]

@@ -1,10 +1,10 @@
 """The timing harness shared by bench.py and compiled.py.
 
 measure() times contenders side by side, alternating between them inside each repetition in a
-fresh random order;
-calmest() measures again while the samples are too noisy; record_times() puts the medians
-into a result row; ratio_interval() says how far the noise moves a ratio of two contenders; cores_busy() and wait_for_cores() tell whether another process holds a
-core, which slows every multi-threaded call. Nothing here knows what is being measured.
+fresh random order; calmest() measures again while the samples are too noisy; record_times()
+puts the medians into a result row; ratio_interval() says how far the noise moves a ratio of
+two contenders; cores_busy() and wait_for_cores() tell whether another process holds a core,
+which slows every multi-threaded call. Nothing here knows what is being measured.
 """
 from __future__ import annotations
 
