@@ -127,12 +127,14 @@ def bound(row: dict) -> str:
 
 def _listed(rows: list[dict], ratio: str, name: Callable[[dict], str], shown: int = 6) -> str:
     """The first `shown` rows: each one's ratio, name, the ratio's interval and bound()."""
-    def notes(row):
+    def described(row):
         interval = row.get(ratio + "_interval")
-        return ", ".join(([f"interval {interval[0]:.2f}-{interval[1]:.2f}x"] if interval else [])
-                         + ([bound(row)] if bound(row) else []))
+        notes = [f"interval {interval[0]:.2f}-{interval[1]:.2f}x"] if interval else []
+        limit = bound(row)
+        notes += [limit] if limit else []
+        return f"{row[ratio]:.2f}x {name(row)}" + (f" ({', '.join(notes)})" if notes else "")
     more = f"; ... {len(rows) - shown} more" if len(rows) > shown else ""
-    return "; ".join(f"{r[ratio]:.2f}x {name(r)}" + (f" ({notes(r)})" if notes(r) else "") for r in rows[:shown]) + more
+    return "; ".join(described(r) for r in rows[:shown]) + more
 
 
 def evaluate(benchmark: str, rows: list[dict], name: Callable[[dict], str]) -> list[tuple[str, str, str]]:
