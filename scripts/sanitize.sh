@@ -50,12 +50,14 @@ done
 # Every process of the run writes its reports to $reports/<tool>.<pid>, so that a report
 # from a subprocess whose failure a test expects (a refused TORCHOPS_CPU_CAPABILITY) is
 # not lost. detect_leaks=0: CPython and PyTorch keep their allocations until exit by design.
+# allocator_may_return_null=1: a request beyond memory fails as malloc's NULL, as without ASan
+# (the hostile tests ask for results no memory holds; ASan would abort the process instead).
 reports=$dir/reports
 rm -rf "$reports"
 mkdir -p "$reports"
 export LD_PRELOAD="${runtimes[*]}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=0:log_path=$reports/asan"
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=0:allocator_may_return_null=1:log_path=$reports/asan"
 # The sanitized copy first on sys.path, and PYTHONSAFEPATH=1 so that neither pytest nor a
 # test's `python -c` subprocess puts the checkout (and its torchops/) in front of it; the
 # venv's editable install of the normal build only answers after sys.path.

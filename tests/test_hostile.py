@@ -435,6 +435,44 @@ CATALOGUE = [
      lambda t: torchops.hamming_topk(t(U8, (1, 4)).expand(2**32, 4), t(U8, (1, 4)).expand(2**32, 4), 2**32,
                                      out=(t(I32), t(I64))),
      ValueError, named(r"torchops\.hamming_topk", r"k 4294967296\b", r"\[4294967296, 4294967296\] \(int64\)")),
+    # --- OutOfMemoryError: a result that int64 holds and memory does not (2**58 bytes and
+    # more: beyond every 64-bit address space), through each op with out= and each kind of
+    # resize (TensorIterator's, the packing and search ops' own), then a new result: every
+    # out keeps its sizes, strides and data, and the error names the argument and the bytes.
+    ("shift_tensor_count_out_beyond_memory",
+     lambda t: torchops.bitshift(t(I8, (1, 1)).expand(2**31, 1), t(I8, (1, 1)).expand(1, 2**30), "LEFT", out=t(I8)),
+     torch.OutOfMemoryError, named(OP, OUT, r"\[2147483648, 1073741824\]", "2305843009213693952 bytes")),
+    ("shift_python_count_out_beyond_memory",
+     lambda t: torchops.bitwise_right_shift(t(I64, (1,)).expand(2**58), 3, out=t(I64)),
+     torch.OutOfMemoryError, named(RIGHT, OUT, r"\[288230376151711744\]", "2305843009213693952 bytes")),
+    ("signbit_out_beyond_memory", lambda t: torchops.signbit(t(F32, (1,)).expand(2**61), out=t(BOOL)),
+     torch.OutOfMemoryError, named(SIGNBIT, OUT, r"\[2305843009213693952\]", "2305843009213693952 bytes")),
+    ("bitwise_count_out_beyond_memory", lambda t: torchops.bitwise_count(t(I16, (1,)).expand(2**61), out=t(U8)),
+     torch.OutOfMemoryError, named(r"torchops\.bitwise_count", OUT, "2305843009213693952 bytes")),
+    ("packbits_out_beyond_memory", lambda t: torchops.packbits(t(U8, (1,)).expand(2**62), out=t(U8)),
+     torch.OutOfMemoryError, named(PACKBITS, OUT, r"\[576460752303423488\]", "576460752303423488 bytes")),
+    ("unpackbits_count_out_beyond_memory",
+     lambda t: torchops.unpackbits(t(U8, (17, 3)), dim=0, count=2**61, out=t(U8, (4,))),
+     torch.OutOfMemoryError, named(UNPACKBITS, OUT, r"\[2305843009213693952, 3\]", "6917529027641081856 bytes")),
+    ("pack_out_beyond_memory", lambda t: torchops.pack(t(U8, (1,)).expand(2**62), 2, out=t(U8, (2, 2))),
+     torch.OutOfMemoryError, named(PACK, OUT, r"\[1152921504606846976\]", "1152921504606846976 bytes")),
+    ("unpack_count_transposed_out_beyond_memory",
+     lambda t: torchops.unpack(t(U8, (3, 5)), 4, 0, 2**60, out=t.keep(t(U8, (5, 3)).t())),
+     torch.OutOfMemoryError, named(UNPACK, OUT, r"\[1152921504606846976, 5\]", "5764607523034234880 bytes")),
+    ("hamming_distance_out_beyond_memory",
+     lambda t: torchops.hamming_distance(t(U8, (1, 4)).expand(2**31, 4), t(U8, (1, 4)).expand(2**29, 4), out=t(I32)),
+     torch.OutOfMemoryError, named(r"torchops\.hamming_distance", OUT, r"\[2147483648, 536870912\]",
+                                   "4611686018427387904 bytes")),
+    ("hamming_topk_out_beyond_memory",
+     lambda t: torchops.hamming_topk(t(U8, (1, 4)).expand(2**28, 4), t(U8, (1, 4)).expand(2**30, 4), 2**30,
+                                     out=(t(I32, (2, 2)), t(I64, (2, 2)))),
+     torch.OutOfMemoryError, named(r"torchops\.hamming_topk", r"\bvalues\b", r"\[268435456, 1073741824\]",
+                                   "1152921504606846976 bytes")),
+    ("unpackbits_result_beyond_memory", lambda t: torchops.unpackbits(t(U8, (17, 3)), dim=0, count=2**61),
+     torch.OutOfMemoryError, named(UNPACKBITS, "result", r"\[2305843009213693952, 3\]", "6917529027641081856 bytes")),
+    ("hamming_distance_result_beyond_memory",
+     lambda t: torchops.hamming_distance(t(U8, (1, 4)).expand(2**31, 4), t(U8, (1, 4)).expand(2**29, 4)),
+     torch.OutOfMemoryError, named(r"torchops\.hamming_distance", "result", "4611686018427387904 bytes")),
 ]
 
 
@@ -474,7 +512,8 @@ def test_catalogue_exception_types_are_the_contracts():
     """A guard on the table itself: only the exception types the contract
     (or PyTorch's own argument parsing) gives."""
     allowed = {TypeError, ValueError, RuntimeError, OverflowError, NotImplementedError,
-               IndexError}  # a packing op's dim out of range: PyTorch's own exception for it
+               IndexError,  # a packing op's dim out of range: PyTorch's own exception for it
+               torch.OutOfMemoryError}  # a result memory cannot hold
     for row in CATALOGUE:
         types = row[2] if isinstance(row[2], tuple) else (row[2],)
         assert set(types) <= allowed, row[0]

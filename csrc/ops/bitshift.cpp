@@ -148,7 +148,7 @@ void run_rows_scalar_count(at::TensorIteratorBase& iter, ShiftOp op, uint64_t co
 // already has the result dtype (check_out_dtype), and the inputs are promoted to it.
 at::TensorIterator tensor_count_iter(const char* op_name, const at::Tensor& out, const at::Tensor& x,
                                      const at::Tensor& y, bool resize) {
-  return build_iter(op_name, [&] {
+  return build_iter(op_name, out, [&] {
     return at::TensorIteratorConfig()
         .set_check_mem_overlap(true)
         .allow_cpu_scalars(true)
@@ -162,7 +162,7 @@ at::TensorIterator tensor_count_iter(const char* op_name, const at::Tensor& out,
 }
 
 at::TensorIterator scalar_count_iter(const char* op_name, const at::Tensor& out, const at::Tensor& x, bool resize) {
-  return build_iter(op_name, [&] {
+  return build_iter(op_name, out, [&] {
     return at::TensorIteratorConfig()
         .set_check_mem_overlap(true)
         .check_all_same_dtype(true)

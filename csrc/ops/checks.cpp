@@ -1,5 +1,6 @@
 #include "ops/checks.h"
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/util/safe_numerics.h>
@@ -25,7 +26,58 @@ const char* layout_name(at::Layout layout) {
   }
 }
 
+// What an exception says, without a C++ backtrace.
+const char* words_of(const std::exception& error) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  return c10_error ? c10_error->what_without_backtrace() : error.what();
+}
+
+// The bytes a tensor's elements span in its storage, from its offset.
+uint64_t bytes_spanned(const at::Tensor& t) {
+  return at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize(), t.storage_offset());
+}
+
+uint64_t bytes_of(at::IntArrayRef shape, const at::TensorOptions& options) {
+  return static_cast<uint64_t>(c10::multiply_integers(shape)) * options.dtype().itemsize();
+}
+
 }  // namespace
+
+OutGeometry::OutGeometry(const at::Tensor& out)
+    : defined(out.defined()),
+      sizes(defined ? out.sizes() : at::IntArrayRef()),
+      strides(defined ? out.strides() : at::IntArrayRef()),
+      offset(defined ? out.storage_offset() : 0) {}
+
+void restore_outs(const char* op_name, std::initializer_list<NamedTensor> outs, const std::vector<OutGeometry>& before,
+                  const std::exception& error) {
+  std::string failed_allocation;
+  const OutGeometry* was = before.data();
+  for (const auto& [arg, out] : outs) {
+    const OutGeometry& geometry = *was++;
+    if (!geometry.defined || (out->sizes().equals(geometry.sizes) && out->strides().equals(geometry.strides) &&
+                              out->storage_offset() == geometry.offset)) {
+      continue;
+    }
+    if (failed_allocation.empty() && bytes_spanned(*out) > out->storage().nbytes()) {
+      failed_allocation = c10::str(arg, " cannot be resized to shape ", out->sizes(), " of ",
+                                   dtype_name(out->scalar_type()), " (", bytes_spanned(*out), " bytes): ",
+                                   words_of(error));
+    }
+    out->as_strided_(geometry.sizes, geometry.strides, geometry.offset);
+  }
+  TORCH_CHECK_WITH(OutOfMemoryError, failed_allocation.empty(), op_name, ": ", failed_allocation);
+}
+
+at::Tensor empty_result(const char* op_name, at::IntArrayRef shape, const at::TensorOptions& options) {
+  try {
+    return at::empty(shape, options);
+  } catch (const c10::Error& e) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, op_name, ": its result of shape ", shape, " of ",
+                     dtype_name(options.dtype().toScalarType()), " (", bytes_of(shape, options),
+                     " bytes) cannot be allocated: ", e.what_without_backtrace());
+  }
+}
 
 void check_strided(const char* op_name, std::initializer_list<NamedTensor> tensors) {
   for (const auto& [arg, tensor] : tensors) {

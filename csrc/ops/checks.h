@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -57,22 +58,60 @@ inline void check_writable(const char* op_name, const char* arg, const at::Tenso
               "'Inplace update to inference tensor outside InferenceMode is not allowed'); write into a clone");
 }
 
-// Builds a TensorIterator; its own refusals (memory overlap, mostly, which PyTorch reports
-// as "unsupported operation: ...") get the op's name in front, as every other error of the
-// op has it. The exception type is kept.
-template <typename Build>
-at::TensorIterator build_iter(const char* op_name, Build&& build) {
+// A tensor argument, by the name messages give it.
+using NamedTensor = std::pair<const char*, const at::Tensor*>;
+
+// What a call that fails after (or while) resizing an out= tensor can have changed of it: its
+// sizes, strides and offset. ATen's resize allocates the new storage before it lets go of
+// the old one, and copies the old bytes into it, so a failed allocation leaves the old data
+// under the new sizes (a tensor that cannot even be printed) and nothing else.
+struct OutGeometry {
+  explicit OutGeometry(const at::Tensor& out);
+  bool defined;
+  c10::DimVector sizes, strides;
+  int64_t offset;
+};
+
+// Puts each of `outs` back to its geometry `before` where it changed; when one was left
+// with sizes its storage cannot hold (its resize could not allocate), throws the op's
+// OutOfMemoryError naming that argument, the shape and the bytes it needed, then `error`'s
+// words (the allocator's). Otherwise returns, for the caller to rethrow `error`.
+void restore_outs(const char* op_name, std::initializer_list<NamedTensor> outs, const std::vector<OutGeometry>& before,
+                  const std::exception& error);
+
+// Runs `body`, which may resize the out= tensors `outs` and then fail: a failed call leaves
+// every out as it was (restore_outs), an allocation that failed reported by name.
+template <typename Body>
+decltype(auto) restoring_outs(const char* op_name, std::initializer_list<NamedTensor> outs, Body&& body) {
+  std::vector<OutGeometry> before;
+  for (const NamedTensor& out : outs) before.emplace_back(*out.second);
   try {
-    return build();
-  } catch (const c10::TypeError& e) {
-    TORCH_CHECK_TYPE(false, op_name, ": ", e.what_without_backtrace());
-  } catch (const c10::Error& e) {
-    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
+    return body();
+  } catch (const std::exception& error) {
+    restore_outs(op_name, outs, before, error);
+    throw;
   }
 }
 
-// A tensor argument, by the name messages give it.
-using NamedTensor = std::pair<const char*, const at::Tensor*>;
+// A new result of `shape`, or the op's OutOfMemoryError naming its shape and bytes (the
+// allocator's own words name neither the op nor the shape).
+at::Tensor empty_result(const char* op_name, at::IntArrayRef shape, const at::TensorOptions& options);
+
+// Builds a TensorIterator whose output is `out` (undefined: a new result); its own refusals
+// (memory overlap, mostly, which PyTorch reports as "unsupported operation: ...") get the
+// op's name in front, as every other error of the op has it, the exception type kept. An out
+// the iterator resized is restored when the build fails (restore_outs).
+template <typename Build>
+at::TensorIterator build_iter(const char* op_name, const at::Tensor& out, Build&& build) {
+  const std::vector<OutGeometry> before{OutGeometry(out)};
+  try {
+    return build();
+  } catch (const c10::Error& e) {
+    restore_outs(op_name, {{"out", &out}}, before, e);
+    TORCH_CHECK_TYPE(dynamic_cast<const c10::TypeError*>(&e) == nullptr, op_name, ": ", e.what_without_backtrace());
+    TORCH_CHECK(false, op_name, ": ", e.what_without_backtrace());
+  }
+}
 
 // Only strided (dense) tensors. The CPU kernels never see another layout: a sparse or
 // other tensor has a dispatch key of its own, which the device-generic entries serve, and

@@ -70,7 +70,7 @@ at::Tensor output_for(const char* op_name, const at::Tensor& out, std::initializ
       ? out : at::empty_strided(layout.sizes(), layout.strides(), inputs.begin()[0]->options().dtype(dtype));
   // The iterator resizes an out= exactly when it is not of the result's shape.
   const bool restrided = out.defined() && layout.defined() && !out.sizes().equals(layout.sizes());
-  at::Tensor result = build_iter(op_name, [&] {
+  at::Tensor result = build_iter(op_name, output, [&] {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(true)
         .check_all_same_dtype(false)

@@ -311,7 +311,7 @@ using Distance = void (*)(const DistanceCall&, const at::Tensor&);
 using Topk = void (*)(const TopkCall&, const at::Tensor&, const at::Tensor&);
 
 at::Tensor distance_result(const DistanceCall& call, Distance compute) {
-  at::Tensor result = at::empty(call.shape, call.x1.options().dtype(at::kInt));
+  at::Tensor result = empty_result(kHammingDistanceOp, call.shape, call.x1.options().dtype(at::kInt));
   advise_huge_pages(result);
   compute(call, result);
   return result;
@@ -320,33 +320,37 @@ at::Tensor distance_result(const DistanceCall& call, Distance compute) {
 at::Tensor& distance_out(const DistanceCall& call, Distance compute, bool contiguous_only, at::Tensor& out) {
   check_out_dtype(kHammingDistanceOp, out, at::kInt);
   check_out(kHammingDistanceOp, "out", out, {&call.x1, &call.x2});
-  resize_out(kHammingDistanceOp, call.shape, out, {&call.x1, &call.x2});
-  if (!contiguous_only || out.is_contiguous()) {
-    compute(call, out);
-  } else {
-    out.copy_(distance_result(call, compute));
-  }
+  restoring_outs(kHammingDistanceOp, {{"out", &out}}, [&] {
+    resize_out(kHammingDistanceOp, call.shape, out, {&call.x1, &call.x2});
+    if (!contiguous_only || out.is_contiguous()) {
+      compute(call, out);
+    } else {
+      out.copy_(distance_result(call, compute));
+    }
+  });
   return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> topk_result(const TopkCall& call, Topk compute) {
   const at::DimVector shape = topk_shape(call);
-  at::Tensor values = at::empty(shape, call.queries.options().dtype(at::kInt));
-  at::Tensor indices = at::empty(shape, call.queries.options().dtype(at::kLong));
+  at::Tensor values = empty_result(kHammingTopkOp, shape, call.queries.options().dtype(at::kInt));
+  at::Tensor indices = empty_result(kHammingTopkOp, shape, call.queries.options().dtype(at::kLong));
   compute(call, values, indices);
   return {values, indices};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const TopkCall& call, Topk compute, bool contiguous_only,
                                               at::Tensor& values, at::Tensor& indices) {
-  prepare_topk_out(call, values, indices);
-  if (!contiguous_only || (values.is_contiguous() && indices.is_contiguous())) {
-    compute(call, values, indices);
-  } else {
-    auto [v, i] = topk_result(call, compute);
-    values.copy_(v);
-    indices.copy_(i);
-  }
+  restoring_outs(kHammingTopkOp, {{"values", &values}, {"indices", &indices}}, [&] {
+    prepare_topk_out(call, values, indices);
+    if (!contiguous_only || (values.is_contiguous() && indices.is_contiguous())) {
+      compute(call, values, indices);
+    } else {
+      auto [v, i] = topk_result(call, compute);
+      values.copy_(v);
+      indices.copy_(i);
+    }
+  });
   return {values, indices};
 }
 

@@ -42,6 +42,7 @@ struct Call {
   int64_t dim;
   at::ScalarType dtype;
   at::DimVector shape;
+  const char* op_name;  // as messages name it
 };
 
 int per_byte(const PackFormat& format) {
@@ -84,8 +85,8 @@ std::optional<int64_t> check_dim(const char* op_name, const at::Tensor& x, std::
 }
 
 // x with the dim to (un)pack: flattened for None and for a 0-d x.
-Call call_along(const PackFormat& format, const at::Tensor& x, std::optional<int64_t> dim) {
-  Call call{format, x, dim.value_or(0), at::kByte, {}};
+Call call_along(const char* op_name, const PackFormat& format, const at::Tensor& x, std::optional<int64_t> dim) {
+  Call call{format, x, dim.value_or(0), at::kByte, {}, op_name};
   if (!dim || x.dim() == 0) call.x = x.reshape({-1});
   call.shape = at::DimVector(call.x.sizes());
   return call;
@@ -96,7 +97,7 @@ Call pack_call(const char* op_name, const at::Tensor& x, int64_t bits, std::opti
   check_pack_x(op_name, x);
   PackFormat format{static_cast<int>(x.element_size()), check_bits(op_name, bits), false, nonzero, false};
   format.little = check_little(op_name, bitorder);
-  Call call = call_along(format, x, check_dim(op_name, x, dim));
+  Call call = call_along(op_name, format, x, check_dim(op_name, x, dim));
   const int64_t n = call.shape[call.dim];
   call.shape[call.dim] = (n + per_byte(format) - 1) / per_byte(format);
   return call;
@@ -108,7 +109,7 @@ Call unpack_call(const char* op_name, const at::Tensor& x, int64_t bits, std::op
   PackFormat format{1, check_bits(op_name, bits), false, false, is_signed};
   format.little = check_little(op_name, bitorder);
   dim = check_dim(op_name, x, dim);
-  Call call = call_along(format, x, dim);
+  Call call = call_along(op_name, format, x, dim);
   const std::string where = dim ? "along dim " + std::to_string(*dim) : "of the flattened x";
   int64_t available = 0;  // more than int64 only for a view of a few bytes expanded along the dim
   TORCH_CHECK_VALUE(!c10::mul_overflows(call.shape[call.dim], int64_t{per_byte(format)}, &available), op_name,
@@ -268,19 +269,21 @@ void unpack_cpu(const Call& call, const at::Tensor& result) {
 using Compute = void (*)(const Call&, const at::Tensor&);
 
 at::Tensor new_result(const Call& call, Compute compute) {
-  at::Tensor result = at::empty(call.shape, call.x.options().dtype(call.dtype));
+  at::Tensor result = empty_result(call.op_name, call.shape, call.x.options().dtype(call.dtype));
   advise_huge_pages(result);
   compute(call, result);
   return result;
 }
 
 at::Tensor& cpu_out(const char* op_name, const Call& call, Compute compute, at::Tensor& out) {
-  prepare_out(op_name, call, out);
-  if (out.is_contiguous()) {
-    compute(call, out);
-  } else {
-    out.copy_(new_result(call, compute));
-  }
+  restoring_outs(op_name, {{"out", &out}}, [&] {
+    prepare_out(op_name, call, out);
+    if (out.is_contiguous()) {
+      compute(call, out);
+    } else {
+      out.copy_(new_result(call, compute));
+    }
+  });
   return out;
 }
 
@@ -297,8 +300,10 @@ void check_device_generic(const char* op_name, const at::Tensor& x, const at::Te
 
 // The compute ops write `out`, checked and sized.
 at::Tensor& device_out(const char* op_name, const Call& call, Compute compute, at::Tensor& out) {
-  prepare_out(op_name, call, out);
-  compute(call, out);
+  restoring_outs(op_name, {{"out", &out}}, [&] {
+    prepare_out(op_name, call, out);
+    compute(call, out);
+  });
   return out;
 }
 

@@ -17,7 +17,7 @@ at::ScalarType result_dtype(const UnaryOp& op, const at::Tensor& x) {
 
 // PyTorch's configuration for ops such as torch.signbit, so outputs get the same layout.
 at::TensorIterator unary_iter(const UnaryOp& op, const at::Tensor& out, const at::Tensor& x) {
-  return build_iter(op.name, [&] {
+  return build_iter(op.name, out, [&] {
     return at::TensorIteratorConfig()
         .set_check_mem_overlap(true)
         .check_all_same_dtype(false)
