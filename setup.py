@@ -7,11 +7,12 @@
 - torchops._binding, the compiled functions of the typed Python API (binding/), linked
   against libtorch_python. torchops works without it, through torch.ops.
 
-It builds against the installed torch (`pip install --no-build-isolation .`), which must be
-one of the releases of requirements-torch.txt; the package built requires that release
-(torch==2.15.* when built against 2.15.0): the operator library is tied to its ABI. Build
-files go to build/torch-<version>/, one folder per torch, so that builds against different
-releases never mix objects.
+It builds against the installed torch (`pip install --no-build-isolation .`): one of the
+releases of requirements-torch.txt, or, with a warning that the build is untested there, a
+release newer than all of them (an older one is refused); the package built requires that
+release (torch==2.15.* when built against 2.15.0): the operator library is tied to its
+ABI. Build files go to build/torch-<version>/, one folder per torch, so that builds against
+different releases never mix objects.
 
 Environment:
   DEBUG=1   build with -O0 -g instead of -O3.
@@ -60,14 +61,28 @@ def supported_releases():
     return [release(pin.removeprefix("torch==")) for pin in pins]
 
 
+def release_key(name):
+    # Releases compare as versions, not strings: 2.100 comes after 2.15.
+    return tuple(int(part) for part in name.split("."))
+
+
 def built_against():
-    """The installed torch's release, refused unless supported."""
+    """The installed torch's release: a supported one; or a newer one, with a warning (a user
+    who upgrades torch the day it is published can still build from source); never an older
+    or skipped one (a release between two supported ones is left out on purpose)."""
     releases = supported_releases()
-    if release(torch.__version__) not in releases:
-        raise SystemExit(f"torchops builds against torch {', '.join(releases)}; the installed torch is "
-                         f"{torch.__version__}. Install a supported release first (pip install torch==<release>, "
-                         f"one of the pins in requirements-torch.txt), then build with --no-build-isolation.")
-    return release(torch.__version__)
+    installed = release(torch.__version__)
+    if installed in releases:
+        return installed
+    if release_key(installed) > max(map(release_key, releases)):
+        print(f"warning: torchops: building against torch {torch.__version__}, newer than the releases it is "
+              f"tested on ({', '.join(releases)}): the build is untested there. The package built requires "
+              f"torch=={installed}.*.", file=sys.stderr)
+        return installed
+    raise SystemExit(f"torchops builds against torch {', '.join(releases)} (or, untested, a newer release); the "
+                     f"installed torch is {torch.__version__}. Install a supported release first (pip install "
+                     f"torch==<release>, one of the pins in requirements-torch.txt), then build with "
+                     f"--no-build-isolation.")
 
 
 class build_py_with_build_info(build_py):

@@ -106,8 +106,8 @@ main() {
   fi
 
   # Rebuild when either extension (the operator library _C, the Python binding _binding) is
-  # missing or older than a source; an installed (not editable) package also when any of its
-  # Python files changed.
+  # missing or older than a source, or when the sources are not those of the last successful
+  # build; an installed (not editable) package also when any of its Python files changed.
   if [ "$editable" = yes ]; then
     package=torchops
     sources=(csrc binding setup.py requirements-torch.txt)
@@ -115,13 +115,24 @@ main() {
     package=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')/torchops
     sources=(csrc binding setup.py requirements-torch.txt torchops)
   fi
+  # Not sources: what builds write there (the editable build's _build_info.py would mark
+  # every installed configuration stale).
+  not_sources=(-not -name '*.so' -not -name '*.pyc' -not -name _build_info.py)
   stale=no
   for extension in _C _binding; do
     built=$(ls "$package"/$extension*.so 2>/dev/null | head -n 1 || true)
-    if [ -z "$built" ] || [ -n "$(find "${sources[@]}" -newer "$built" -not -name '*.so' -not -name '*.pyc' -print -quit)" ]; then
+    if [ -z "$built" ] || [ -n "$(find "${sources[@]}" -newer "$built" "${not_sources[@]}" -print -quit)" ]; then
       stale=yes
     fi
   done
+  # Times alone miss a source added or edited while a build ran (older than the library that
+  # build wrote, and never compiled by it): the manifest of the last successful build (every
+  # source's path, size and time, taken before it started) must match the sources too.
+  manifest=$venv/torchops-build-sources.txt
+  sources_now=$(find "${sources[@]}" -not -type d "${not_sources[@]}" -printf '%p %s %T@\n' | LC_ALL=C sort)
+  if [ "$sources_now" != "$(cat "$manifest" 2>/dev/null || true)" ]; then
+    stale=yes
+  fi
   if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
     echo "Building torchops against torch $torch_version (a few minutes)..."
     # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.
@@ -140,6 +151,7 @@ main() {
       "$python" -m pip wheel --quiet --disable-pip-version-check --no-build-isolation --no-deps -w "$dist" "$dist"/torchops-*.tar.gz
       "$python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$dist"/torchops-*.whl
     fi
+    printf '%s\n' "$sources_now" >"$manifest"
   fi
 
   case "$job" in

@@ -98,13 +98,18 @@ def test_every_overload_has(integration):
     assert missing is None, missing
 
 
+#: The name of the op that no integration knows: one no real op will ever take, so that no op
+#: added to torchops can make the checks below find it named or covered.
+UNKNOWN_OP = "not_an_op_probe"
+
+
 @pytest.fixture(scope="module")
 def unknown_op():
     """An op in a namespace of its own, with a CPU kernel and nothing else."""
     library = torch.library.Library("torchops_coverage_probe", "DEF")
-    library.define("rotate(Tensor x, int count) -> Tensor")
-    library.impl("rotate", lambda x, count: x.clone(), "CPU")
-    yield torch.ops.torchops_coverage_probe.rotate.default
+    library.define(f"{UNKNOWN_OP}(Tensor x, int count) -> Tensor")
+    library.impl(UNKNOWN_OP, lambda x, count: x.clone(), "CPU")
+    yield getattr(torch.ops.torchops_coverage_probe, UNKNOWN_OP).default
     library._destroy()
 
 
@@ -114,13 +119,17 @@ def test_each_check_names_an_op_it_does_not_cover(integration, unknown_op):
     if integration == "version counting":  # a functional op needs none; its in-place form would
         library = torch.library.Library("torchops_coverage_probe", "FRAGMENT")
         try:
-            library.define("rotate_(Tensor(a!) x, int count) -> Tensor(a!)")
-            unknown_op = torch.ops.torchops_coverage_probe.rotate_.default
-            assert _missing(integration, [unknown_op]) == f"{unknown_op}: no {integration} ({where})"
+            library.define(f"{UNKNOWN_OP}_(Tensor(a!) x, int count) -> Tensor(a!)")
+            unknown_op = getattr(torch.ops.torchops_coverage_probe, f"{UNKNOWN_OP}_").default
+            expected = f"{unknown_op}: no {integration} ({where})"
+            missing = _missing(integration, [unknown_op])
+            assert missing == expected, f"expected the check to report {expected!r}, got {missing!r}"
         finally:
             library._destroy()
         return
-    assert _missing(integration, [unknown_op]) == f"{unknown_op}: no {integration} ({where})"
+    expected = f"{unknown_op}: no {integration} ({where})"
+    missing = _missing(integration, [unknown_op])
+    assert missing == expected, f"expected the check to report {expected!r}, got {missing!r}"
 
 
 def test_an_op_without_a_declaration_is_named_with_the_file(unknown_op):
@@ -129,7 +138,8 @@ def test_an_op_without_a_declaration_is_named_with_the_file(unknown_op):
     from torchops._contract import declaration_of
 
     with pytest.raises(KeyError, match=re.escape(
-            "torchops_coverage_probe.rotate is registered and has no declaration: add it to torchops/_contract.py's DECLARATIONS")):
+            f"torchops_coverage_probe.{UNKNOWN_OP} is registered and has no declaration: "
+            "add it to torchops/_contract.py's DECLARATIONS")):
         declaration_of(unknown_op)
 
 
@@ -190,4 +200,6 @@ def test_each_list_of_the_ops_is_found_and_names_no_unknown_op(op_list):
     # and an op it does not name is reported.
     assert OP_LISTS[op_list][1]().strip()
     where = OP_LISTS[op_list][0]
-    assert _unnamed(op_list, ["rotate"]) == f"rotate: not named in {op_list} ({where})"
+    expected = f"{UNKNOWN_OP}: not named in {op_list} ({where})"
+    unnamed = _unnamed(op_list, [UNKNOWN_OP])
+    assert unnamed == expected, f"expected {op_list} not to name {UNKNOWN_OP!r} ({expected!r}), got {unnamed!r}"

@@ -159,15 +159,72 @@ SUPPORTED = [line.split("==")[1].rsplit(".", 1)[0] for line in (ROOT / "requirem
 def test_the_isolated_build_requirement_spans_the_supported_releases():
     major, minor = SUPPORTED[-1].split(".")
     assert f'"torch>={SUPPORTED[0]},<{major}.{int(minor) + 1}"' in (ROOT / "pyproject.toml").read_text()
-    assert release(torch.__version__) in SUPPORTED
 
 
-def test_setup_refuses_a_torch_release_it_does_not_support():
-    # setup.py as pip runs it, with the installed torch claiming a release none supports.
-    code = OTHER_RELEASE + "import runpy, sys; sys.argv = ['setup.py', '--name']; runpy.run_path('setup.py')"
+def _setup_py_metadata(version, out):
+    """setup.py as pip runs it for the package's metadata (egg_info, into `out`), with the
+    installed torch claiming to be `version`: (the process's result, the torch requirement
+    of the package it describes, or None where it stopped)."""
+    code = (f"import torch; torch.__version__ = {version!r}\n"
+            f"import runpy, sys; sys.argv = ['setup.py', '--quiet', 'egg_info', '--egg-base', {str(out)!r}]\n"
+            "runpy.run_path('setup.py', run_name='__main__')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert result.returncode != 0 and result.stdout == ""
-    assert f"torchops builds against torch {', '.join(SUPPORTED)}; the installed torch is 2.99.0+cpu" in result.stderr
+    requires = list(out.glob("*.egg-info/requires.txt"))
+    return result, requires[0].read_text().splitlines()[0] if requires else None
+
+
+_NEXT = f"{SUPPORTED[-1].split('.')[0]}.{int(SUPPORTED[-1].split('.')[1]) + 1}"
+
+
+# The next minor release; one whose minor sorts before the newest's as a string (2.100 after
+# 2.15); the next major release.
+@pytest.mark.parametrize("version", [f"{_NEXT}.0+cpu", "2.100.0", "3.0.0.dev20300101"])
+def test_setup_builds_against_a_newer_torch_with_a_warning_and_pins_it(version, tmp_path):
+    result, torch_requirement = _setup_py_metadata(version, tmp_path)
+    assert result.returncode == 0, result.stderr
+    warning = (f"warning: torchops: building against torch {version}, newer than the releases it is tested on "
+               f"({', '.join(SUPPORTED)}): the build is untested there.")
+    assert result.stderr.count(warning) == 1 and result.stderr.count("warning: torchops:") == 1, result.stderr
+    assert torch_requirement == f"torch=={release(version)}.*"  # the operator library is ABI-tied to it
+
+
+# The release before the oldest; one whose minor sorts after the oldest's as a string (2.9
+# before 2.13); an older major release.
+@pytest.mark.parametrize("version", [f"{SUPPORTED[0].split('.')[0]}.{int(SUPPORTED[0].split('.')[1]) - 1}.0+cpu",
+                                     "2.9.1", "1.13.1"])
+def test_setup_refuses_a_torch_older_than_the_supported_releases(version, tmp_path):
+    result, torch_requirement = _setup_py_metadata(version, tmp_path)
+    assert result.returncode != 0 and torch_requirement is None, result.stderr
+    assert (f"torchops builds against torch {', '.join(SUPPORTED)} (or, untested, a newer release); the installed "
+            f"torch is {version}. Install a supported release first") in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("supported", SUPPORTED)
+def test_setup_builds_against_a_supported_torch_without_a_warning(supported, tmp_path):
+    result, torch_requirement = _setup_py_metadata(f"{supported}.0+cpu", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "warning: torchops" not in result.stderr, result.stderr
+    assert torch_requirement == f"torch=={supported}.*"
+
+
+def test_a_library_built_for_a_newer_torch_loads_on_it(tmp_path):
+    # Built against a release newer than the supported ones and run on that release: it loads
+    # and runs; the Inductor lowerings (written for the supported releases) stand aside.
+    code = f"""if True:
+        import sys, types, torch
+        torch.__version__ = "{_NEXT}.0+cpu"
+        build_info = types.ModuleType("torchops._build_info")
+        build_info.VERSION, build_info.TORCH_VERSION = "0", torch.__version__
+        build_info.SUPPORTED_TORCH_RELEASES = {tuple(SUPPORTED)!r}
+        sys.modules["torchops._build_info"] = build_info  # what a build against it writes
+        import torchops
+        from torchops import _inductor
+        _inductor.register()
+        x = torch.tensor([-8, 64], dtype=torch.int8)
+        print(torchops.bitwise_right_shift(x, 1, is_arithmetic=False).tolist(), _inductor.enabled(), _inductor.registered())
+    """
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "[124, 32] False False\n", result.stdout + result.stderr
 
 
 def test_import_refuses_a_library_built_for_another_torch_release(tmp_path):
