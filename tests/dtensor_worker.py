@@ -4,13 +4,15 @@
 
 For each case of CASES, builds the operands on a device mesh with the case's placements,
 runs the call, and checks against the same op on the plain full tensors: the result
-(full_tensor()) exactly equal, with the same dtype and shape; its placements (for in-place
+(full_tensor(), or each rank's part of it where the result keeps an operand's split made by
+DTensor.from_local) exactly equal, with the same dtype and shape; its placements (for in-place
 and out=, the tensor written keeps its own); and, where the case says so, no collective
 during the call (CommDebugMode). Writes one JSON line per case to RESULTS_FILE, so that
 pytest shows the failing case and why, and exits 0 even then (1 only if it could not run).
 
 CASES is plain data, so that pytest can import this file to list them without starting
-torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()).
+torch.distributed; placements are written "S0" (Shard(0)), "R" (Replicate()), "P" (Partial()),
+"T" (a plain tensor).
 The unary ops' cases are made for each op whose schema is f(x) (UNARY), from its declaration.
 An op of another schema writes its cases and its calls' overloads: the shift's, the
 packing ops' (PACKING: x and the op's other arguments as the case's `args`, _packing_cases),
@@ -39,7 +41,13 @@ def case(name, call, x, y=None, *, expect, out=None, mesh="1d", comms=0, error=N
     with the typed API). expect: the result's placements, or a tuple of acceptable ones.
     out: placements of the out= tensor (default: expect). comms: collectives allowed in the
     call (0: none; None: not checked; ("exactly", n): n, no more, no fewer). error:
-    (exception type name, message part) expected."""
+    (exception type name, message part) expected. x's placements "T": a plain tensor, not a
+    DTensor. rows: y built by DTensor.from_local of these rows on ranks 0 and 1 (consecutive,
+    any sizes), declaring y's shape or `declared`; x_rows, x_declared: the same for x (an out
+    sharded by rows then takes x's rows too, or torch.chunk's where out_split="chunk"). A
+    result that keeps from_local's split is checked rank by rank: each rank's part of it, its
+    own rows' (or columns'). frozen: the outs (by position) whose storage cannot be resized;
+    a case with `error` checks that the failed call left every out's geometry as it was."""
     return dict(name=name, call=call, x=x, y=y, expect=expect, out=out, mesh=mesh, comms=comms, error=error,
                 options=options)
 
@@ -141,13 +149,20 @@ def _search_cases():
     hamming_topk with the queries sharded by rows (no collective), and the database sharded by
     rows: each rank's search of its shard and one merge of the candidates (two all-gathers of
     (Q, k)), exactly the single-process values and indices, ties (codes of few patterns: the
-    smaller index first) and uneven shards, a shard with fewer than k rows or none included.
-    A database sharded on its bytes is gathered. out=, the typed API, a 2-D mesh."""
+    smaller index first) and uneven shards, a shard with fewer than k rows or none included:
+    torch.chunk's split (distribute_tensor), and any other (DTensor.from_local of each rank's
+    rows), whose shape must be the shards' rows in all; and queries of any split, gathered
+    with their counts beside a database sharded by rows (each rank's results its own rows'),
+    kept sharded beside a replicated one. hamming_distance keeps from_local's split. A
+    database sharded on its bytes is gathered. out= (a write that fails leaves the outs as
+    they were), the typed API, a 2-D mesh."""
     ties = dict(codes="ties")
     # A database sharded by rows is searched shard by shard: the call's collectives are the
     # two all-gathers of the candidates (values, indices), exactly (gathering the database,
     # which would give the same answer, is one), and one more where the queries are gathered.
-    MERGE, MERGE_AND_QUERIES = ("exactly", 2), ("exactly", 3)
+    # Queries split otherwise, a rank holding more rows than torch.chunk's split would give it:
+    # one more, the gather again, padded to the most rows a rank holds.
+    MERGE, MERGE_AND_QUERIES, MERGE_AND_UNEVEN_QUERIES = ("exactly", 2), ("exactly", 3), ("exactly", 4)
     return [
         case("hamming_distance_shard_x1_rows", "hamming_distance", ((6, 16), u8, "S0"), ((5, 16), u8, "R"),
              expect="S0"),
@@ -181,7 +196,7 @@ def _search_cases():
              args=dict(k=3)),
         case("hamming_topk_shard_queries", "hamming_topk", ((6, 8), u8, "S0"), ((9, 8), u8, "R"), expect="S0",
              args=dict(k=4)),
-            case("hamming_topk_shard_database", "hamming_topk", ((5, 16), u8, "R"), ((20, 16), u8, "S0"), expect="R",
+        case("hamming_topk_shard_database", "hamming_topk", ((5, 16), u8, "R"), ((20, 16), u8, "S0"), expect="R",
              comms=MERGE, args=dict(k=4)),
         case("hamming_topk_shard_database_ties", "hamming_topk", ((4, 2), u8, "R"), ((11, 2), u8, "S0"), expect="R",
              comms=MERGE, args=dict(k=7), **ties),
@@ -215,6 +230,98 @@ def _search_cases():
              out_dtype=i64, comms=0, args=dict(k=3), error=("TypeError", "values must be an int32 tensor, got int64")),
         case("hamming_topk_k_too_large", "hamming_topk", ((4, 8), u8, "R"), ((9, 8), u8, "S0"), expect="R", comms=0,
              args=dict(k=10), error=("IndexError", "k 10 is out of range for a database of 9 codes")),
+        # A database of the rows each rank loaded itself (DTensor.from_local, `rows` a rank,
+        # not torch.chunk's split): each shard's first row is the rows the shards before it
+        # hold, an empty shard and shards of fewer than k rows included; the same collectives.
+        case("hamming_topk_uneven_250_50", "hamming_topk", ((6, 4), u8, "R"), ((300, 4), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=60), rows=(250, 50), **ties),
+        case("hamming_topk_uneven_1_299", "hamming_topk", ((5, 4), u8, "R"), ((300, 4), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=5), rows=(1, 299), **ties),
+        case("hamming_topk_uneven_empty_first", "hamming_topk", ((6, 4), u8, "S0"), ((300, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_QUERIES, args=dict(k=7), rows=(0, 300), **ties),
+        case("hamming_topk_uneven_299_1_k_all", "hamming_topk", ((6, 4), u8, "S0"), ((300, 4), u8, "S0"), expect="S0",
+             comms=MERGE_AND_QUERIES, args=dict(k=300), rows=(299, 1), **ties),
+        case("hamming_topk_uneven_empty_last_k_all", "hamming_topk", ((3, 2), u8, "R"), ((9, 2), u8, "S0"),
+             expect="R", comms=MERGE, args=dict(k=9), rows=(9, 0), **ties),
+        case("hamming_topk_uneven_no_queries_k_past_a_shard", "hamming_topk", ((0, 2), u8, "R"), ((9, 2), u8, "S0"),
+             expect="R", args=dict(k=5), rows=(1, 8)),
+        case("hamming_topk_uneven_k0", "hamming_topk", ((3, 2), u8, "R"), ((7, 2), u8, "S0"), expect="R",
+             args=dict(k=0), rows=(7, 0)),
+        case("hamming_topk_out_uneven", "hamming_topk_out", ((4, 4), u8, "R"), ((12, 4), u8, "S0"), expect="R",
+             comms=MERGE, args=dict(k=5), rows=(2, 10), **ties),
+        case("sharded_hamming_topk_uneven_plain_queries", "sharded_hamming_topk", ((5, 4), u8, "T"),
+             ((300, 4), u8, "S0"), expect="R", comms=MERGE, args=dict(k=60), rows=(50, 250), **ties),
+        case("mesh2d_hamming_topk_uneven", "hamming_topk", ((5, 4), u8, "R,R"), ((13, 4), u8, "S0,R"),
+             expect="R,R", mesh="2x1", comms=MERGE, args=dict(k=6), rows=(10, 3), **ties),
+        case("mesh2d_hamming_topk_uneven_nested_shards", "hamming_topk", ((6, 4), u8, "S0,R"), ((13, 4), u8, "S0,S0"),
+             expect="S0,R", mesh="2x1", comms=None, args=dict(k=5), rows=(3, 10), **ties),
+        # A global shape other than the shards' rows: refused, on every rank, after the merge.
+        case("hamming_topk_uneven_shape_too_large", "hamming_topk", ((4, 4), u8, "R"), ((8, 4), u8, "S0"),
+             expect="R", comms=None, args=dict(k=3), rows=(5, 3), declared=(10, 4),
+             error=("RuntimeError", "hamming_topk: database's shards must hold the 10 rows of the global shape "
+                                    "[10, 4], got 5 + 3 = 8 rows")),
+        case("hamming_topk_uneven_shape_too_small", "sharded_hamming_topk", ((4, 4), u8, "T"), ((10, 4), u8, "S0"),
+             expect="R", comms=None, args=dict(k=3), rows=(6, 4), declared=(8, 4),
+             error=("RuntimeError", "hamming_topk: database's shards must hold the 8 rows of the global shape "
+                                    "[8, 4], got 6 + 4 = 10 rows")),
+        # hamming_distance keeps the uneven shards: each rank's columns, its rows' distances.
+        case("hamming_distance_uneven_x2_rows", "hamming_distance", ((3, 4), u8, "R"), ((9, 4), u8, "S0"),
+             expect="S1", rows=(7, 2)),
+        # Queries of the rows each rank holds (x_rows, from_local), beside a database sharded by
+        # rows (evenly or not): gathered with their counts, each rank's results its own rows'.
+        # A rank with no more rows than torch.chunk's split gives it costs one gather (3 + 4),
+        # one with more two (5 + 2, 0 + 7, 7 + 0), as each rank sees in the counts.
+        case("hamming_topk_uneven_queries_5_2", "hamming_topk", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=4), x_rows=(5, 2), **ties),
+        case("hamming_topk_uneven_queries_0_7", "hamming_topk", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=5), x_rows=(0, 7), rows=(3, 9), **ties),
+        case("hamming_topk_uneven_queries_7_0", "hamming_topk", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=6), x_rows=(7, 0), rows=(12, 0), **ties),
+        case("hamming_topk_uneven_queries_3_4", "hamming_topk", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_QUERIES, args=dict(k=4), x_rows=(3, 4), rows=(10, 2), **ties),
+        case("hamming_topk_uneven_queries_5_2_k_all", "hamming_topk", ((7, 4), u8, "S0"), ((9, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=9), x_rows=(5, 2), rows=(1, 8), **ties),
+        case("hamming_topk_uneven_queries_k0", "hamming_topk", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", args=dict(k=0), x_rows=(5, 2)),
+        # Beside a replicated database the queries stay sharded: each rank's rows, no collective.
+        case("hamming_topk_uneven_queries_5_2_database_replicated", "hamming_topk", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "R"), expect="S0", args=dict(k=4), x_rows=(5, 2), **ties),
+        case("hamming_topk_uneven_queries_0_7_database_replicated", "hamming_topk", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "R"), expect="S0", args=dict(k=3), x_rows=(0, 7), **ties),
+        case("hamming_topk_uneven_queries_7_0_database_replicated", "hamming_topk", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "R"), expect="S0", args=dict(k=3), x_rows=(7, 0), **ties),
+        # out=: an out of the queries' rows is written as it is; a replicated one gets the rows
+        # gathered with their counts (both results in one gather: two for 5 + 2, one for 3 + 4);
+        # one of torch.chunk's split is resized to the queries' rows.
+        case("hamming_topk_out_uneven_queries", "hamming_topk_out", ((7, 4), u8, "S0"), ((12, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=4), x_rows=(5, 2), rows=(4, 8), **ties),
+        case("hamming_topk_out_uneven_queries_database_replicated", "hamming_topk_out", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "R"), expect="S0", comms=0, args=dict(k=4), x_rows=(0, 7), **ties),
+        case("hamming_topk_out_replicated_uneven_queries", "hamming_topk_out", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "R"), expect="R", comms=("exactly", 2), args=dict(k=4), x_rows=(5, 2), **ties),
+        case("hamming_topk_out_replicated_uneven_queries_3_4", "hamming_topk_out", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "S0"), expect="R", comms=("exactly", 4), args=dict(k=4), x_rows=(3, 4), **ties),
+        case("hamming_topk_out_chunk_split_uneven_queries", "hamming_topk_out", ((7, 4), u8, "S0"),
+             ((12, 4), u8, "S0"), expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=4), x_rows=(0, 7),
+             out_split="chunk", **ties),
+        case("sharded_hamming_topk_uneven_queries", "sharded_hamming_topk", ((5, 4), u8, "S0"), ((10, 4), u8, "S0"),
+             expect="S0", comms=MERGE_AND_UNEVEN_QUERIES, args=dict(k=3), x_rows=(0, 5), rows=(4, 6), **ties),
+        # (two gathers of the queries, and the merge's two on each mesh dim the database is sharded on)
+        case("mesh2d_hamming_topk_uneven_queries", "hamming_topk", ((7, 4), u8, "S0,R"), ((13, 4), u8, "S0,S0"),
+             expect="S0,R", mesh="2x1", comms=("exactly", 6), args=dict(k=5), x_rows=(2, 5), rows=(3, 10), **ties),
+        # A global shape other than the queries' rows: refused where the counts of all are known.
+        case("hamming_topk_uneven_queries_shape_wrong", "hamming_topk", ((8, 4), u8, "S0"), ((10, 4), u8, "S0"),
+             expect="S0", comms=None, args=dict(k=3), x_rows=(5, 3), x_declared=(7, 4),
+             error=("RuntimeError", "hamming_topk: queries' shards must hold the 7 rows of the global shape "
+                                    "[7, 4], got 5 + 3 = 8 rows")),
+        case("hamming_topk_out_uneven_queries_shape_wrong", "hamming_topk_out", ((8, 4), u8, "S0"),
+             ((10, 4), u8, "R"), expect="R", comms=None, args=dict(k=3), x_rows=(5, 3), x_declared=(9, 4),
+             error=("RuntimeError", "hamming_topk: the results' shards (each rank's queries' rows) must hold the 9 "
+                                    "rows of the global shape [9, 3], got 5 + 3 = 8 rows")),
+        # A write that fails (indices' storage cannot grow) leaves both outs as they were.
+        case("hamming_topk_out_write_fails", "hamming_topk_out", ((4, 4), u8, "R"), ((9, 4), u8, "S0"),
+             expect="R", comms=None, args=dict(k=3), out_shape=(1, 2), frozen=(1,),
+             error=("RuntimeError", "Trying to resize storage that is not resizable")),
         case("api_hamming_topk", "api_hamming_topk", ((5, 8), u8, "R"), ((13, 8), u8, "S0"), expect="R", comms=MERGE,
              args=dict(k=6), **ties),
         case("api_hamming_topk_out", "api_hamming_topk_out", ((6, 8), u8, "S0"), ((13, 8), u8, "S0"), expect="S0",
@@ -372,12 +479,23 @@ def run_case(c, meshes, rank):
             Replicate() if p == "R" else Partial() if p == "P" else Shard(int(p[1:])) for p in text.split(",")
         )
 
-    def operand(spec, make):
-        """(plain full tensor, DTensor) for a (shape, dtype, placements) spec; ints stay ints."""
+    def operand(spec, make, rows=None, declared=None):
+        """(plain full tensor, DTensor) for a (shape, dtype, placements) spec; ints stay ints,
+        and "T" placements a plain tensor. rows: each rank's rows of the full tensor (rank r's
+        follow rank r - 1's), given to DTensor.from_local with the shape `declared` or the full
+        tensor's: the shards of a database (or of queries) each host loaded itself, torch.chunk's split or not."""
         if not isinstance(spec, tuple):
             return spec, spec
         shape, dtype, text = spec
         full = make(shape, dtype, generator)
+        if text == "T":
+            return full, full
+        if rows is not None:
+            assert sum(rows) == shape[0], (rows, shape)
+            shape = torch.Size(declared or shape)
+            local = full[sum(rows[:rank]):sum(rows[:rank + 1])]
+            return full, DTensor.from_local(local, mesh, placements(text), run_check=False, shape=shape,
+                                            stride=torch.empty(shape, device="meta").stride())
         if text.startswith("P"):  # Partial: the ranks' local tensors sum to full.
             part = _values(shape, dtype, generator)
             local = part if rank == 0 else full - part
@@ -389,14 +507,18 @@ def run_case(c, meshes, rank):
     packing_args = options.pop("args", {})  # a packing op's arguments after x (a search op's k)
     direction, arithmetic = options.pop("direction", "LEFT"), options.pop("arithmetic", True)
     codes = _tied_codes if options.pop("codes", None) == "ties" else _values  # a search op's operands
+    rows, declared = options.pop("rows", None), options.pop("declared", None)  # y's uneven shards
+    x_rows, x_declared = options.pop("x_rows", None), options.pop("x_declared", None)  # x's
+    out_split, frozen = options.pop("out_split", None), options.pop("frozen", ())
     call = c["call"]
     if call.startswith(("api_left", "api_right")):  # Paddle's functions: the direction is in the name
         direction = "LEFT" if call.startswith("api_left") else "RIGHT"
     assert not options, options
     unary = call.removeprefix("api_").removesuffix("_out")  # signbit, packbits, ...: f(x, ..., out=None)
     search = unary.removeprefix("sharded_") if unary.removeprefix("sharded_") in SEARCH else None
-    x, dx = operand(c["x"], _few_values if unary in ("packbits", "pack") else codes if search else _values)
-    y, dy = operand(c["y"], codes if search else _counts)
+    x, dx = operand(c["x"], _few_values if unary in ("packbits", "pack") else codes if search else _values, x_rows,
+                    x_declared)
+    y, dy = operand(c["y"], codes if search else _counts, rows, declared)
 
     # The answer, from plain tensors.
     if unary in UNARY:
@@ -418,11 +540,29 @@ def run_case(c, meshes, rank):
     if "out" in call:
         out_text = c["out"] or (c["expect"] if isinstance(c["expect"], str) else c["expect"][0])
         wanted = want if isinstance(want, tuple) else (want,)
-        dout = tuple(
-            distribute_tensor(torch.full(out_shape or w.shape, 99, dtype=(out_dtype if i == 0 else None) or w.dtype),
-                              mesh, placements(out_text))
-            for i, w in enumerate(wanted))
+        # An out sharded by rows beside queries of from_local's rows: the same rows (as its
+        # user would make it), or torch.chunk's split where out_split="chunk" (then resized).
+        own_rows = x_rows is not None and "S0" in out_text and out_shape is None and out_split != "chunk"
+
+        def make_out(i, w):
+            full = torch.full(out_shape or w.shape, 99, dtype=(out_dtype if i == 0 else None) or w.dtype)
+            if own_rows:
+                local = full[sum(x_rows[:rank]):sum(x_rows[:rank + 1])]
+                return DTensor.from_local(local, mesh, placements(out_text), run_check=False, shape=w.shape,
+                                          stride=w.stride())
+            out = distribute_tensor(full, mesh, placements(out_text))
+            if i in frozen:  # the same, in a storage that cannot be resized (a view of a bytearray's)
+                local = out.to_local()
+                buffer = torch.frombuffer(bytearray(local.numel() * local.element_size()), dtype=local.dtype)
+                out = DTensor.from_local(buffer.view(local.shape).copy_(local), mesh, out.placements,
+                                         run_check=False, shape=out.shape, stride=out.stride())
+            return out
+
+        dout = tuple(make_out(i, w) for i, w in enumerate(wanted))
         dout = dout if isinstance(want, tuple) else dout[0]
+    # Each out's global shape and local sizes, strides and offset: what a failed call leaves.
+    outs_before = [(list(o.shape), o.to_local().shape, o.to_local().stride(), o.to_local().storage_offset())
+                   for o in (dout if isinstance(dout, tuple) else (dout,) if dout is not None else ())]
 
     def run():
         called = overload_called(c)
@@ -494,6 +634,11 @@ def run_case(c, meshes, rank):
             except Exception as error:
                 check(type(error).__name__ == kind and words in str(error),
                       f"expected {kind} with {words!r}, got {type(error).__name__}: {error}")
+                outs_after = [(list(o.shape), o.to_local().shape, o.to_local().stride(),
+                               o.to_local().storage_offset())
+                              for o in (dout if isinstance(dout, tuple) else (dout,) if dout is not None else ())]
+                check(outs_after == outs_before, f"the failed call changed its outs' geometry (global shape, local "
+                                                 f"sizes, strides, offset): {outs_before} -> {outs_after}")
                 return
             raise Failure(f"expected {kind} with {words!r}, got no error")
     counts = {str(op): n for op, n in comm.get_comm_counts().items()}
@@ -501,10 +646,28 @@ def run_case(c, meshes, rank):
     # Each result (hamming_topk's values and indices: both sharded as `expect` says).
     gots, wants = (got, want) if isinstance(want, tuple) else ((got,), (want,))
     check(isinstance(gots, tuple) and len(gots) == len(wants), f"{len(wants)} results expected, got {got!r}")
-    fulls = []
+    def own_part(one):
+        """The part of the answer this rank holds where a result keeps from_local's split of an
+        operand (full_tensor() would take the shards for torch.chunk's), else None (all of it):
+        hamming_distance of a database of uneven shards, each rank's columns its own rows'
+        distances; hamming_topk of queries of uneven shards, sharded by rows, each rank's rows
+        its own queries' nearest."""
+        if rows is not None and search == "hamming_distance":
+            return (..., slice(sum(rows[:rank]), sum(rows[:rank + 1])))
+        if x_rows is not None and any(p.is_shard(0) for p in one.placements):
+            return slice(sum(x_rows[:rank]), sum(x_rows[:rank + 1]))
+        return None
+
+    fulls, parts = [], []
     for one in gots:
         check(isinstance(one, DTensor), f"the result is a {type(one).__name__}, not a DTensor")
-        fulls.append(one.full_tensor())  # a collective: every rank gets here before any check can fail
+        parts.append(own_part(one))
+        # full_tensor() is a collective: every rank gets here before any check can fail.
+        fulls.append(one.full_tensor() if parts[-1] is None else one.to_local())
+    for one, want, part in zip(gots, wants, parts):  # (full_tensor() checks the others')
+        check(part is None or list(one.shape) == list(want.shape),
+              f"global shape {list(one.shape)}, expected {list(want.shape)}")
+    wants = tuple(w if part is None else w[part] for w, part in zip(wants, parts))
     expect = (c["expect"],) if isinstance(c["expect"], str) else c["expect"]
     for one, full, want in zip(gots, fulls, wants):
         text = ",".join("R" if p.is_replicate() else "P" if p.is_partial() else f"S{p.dim}" for p in one.placements)

@@ -9,8 +9,8 @@ by dim=None), x is redistributed first (`_packing_strategies` says why). The sea
 `Search` declaration): hamming_distance keeps a shard of a batch dim or of either operand's
 rows, and gives a `Partial("sum")` result for operands sharded on their bytes
 (`_distance_strategies`); hamming_topk keeps a shard of the queries' rows, and searches a
-database sharded by rows shard by shard, merging the shards' candidates exactly
-(`_topk_handler`, `sharded_hamming_topk`). `_rule_of` feeds the rules to DTensor through the
+database sharded by rows shard by shard, merging the shards' candidates exactly, for any
+split of either's rows (`_topk_handler`, `sharded_hamming_topk`). `_rule_of` feeds the rules to DTensor through the
 public `torch.distributed.tensor.experimental.register_sharding`, for every overload of
 every op (an op needs no code here): in-place and out= ones too, which DTensor runs like its
 own (they return the tensor they wrote, as ATen's do), keeping the written tensor's placements.
@@ -256,68 +256,194 @@ def _as_dtensor(op_call, tensor, mesh, implicit: bool):
     )
 
 
-def _merge_candidates(values, indices, k: int, mesh, mesh_dims):
-    """The k nearest of every rank's candidates along `mesh_dims`, nearest first and the
-    smaller index first among equal distances, as the op orders them.
+def _largest_shard(rows: int, mesh, mesh_dims) -> int:
+    """The most rows a rank holds of `rows` split by torch.chunk along `mesh_dims` (nested,
+    as DTensor splits a dim sharded on several mesh dims): the first chunk at each level."""
+    for mesh_dim in mesh_dims:
+        rows = -(-rows // mesh.size(mesh_dim))
+    return rows
 
-    Each rank holds its shard's k nearest of each of its Q queries (fewer when the shard has
-    fewer than k codes: padded with a distance and an index no code has, which sort last),
-    their indices already global; the ranks along `mesh_dims` hold the same queries. Those
-    (Q, k) candidates are gathered (one all-gather per mesh dim, Q * k * (4 + 8) bytes a
-    rank), and sorted by index, then stably by distance: the order (distance, index). Every
-    one of the k nearest of the whole database is among its shard's k nearest (a shard's
-    order is the whole order restricted to its codes), so the first k are exact."""
+
+def _block_of_rank(mesh, mesh_dims) -> int:
+    """This rank's place among the ranks along `mesh_dims`, in the order of their coordinates
+    on those mesh dims, the first mesh dim outermost (DTensor's order of a dim sharded on
+    several): the order of `_gather_rows`' blocks and of `_merge_candidates`'."""
+    position = 0
+    for mesh_dim in mesh_dims:
+        position = position * mesh.size(mesh_dim) + mesh.get_local_rank(mesh_dim)
+    return position
+
+
+def _gather_rows(tensors, mesh, mesh_dims, largest: int):
+    """Every rank's rows of `tensors` (2-D, the same number of rows in each on a rank, any
+    number on each rank) along `mesh_dims`, concatenated in `_block_of_rank`'s order; and the
+    ranks' row counts, in that order.
+
+    DTensor's own gather (redistribute from Shard(0)) takes the shards to be torch.chunk's
+    split of the global shape, which from_local's need not be. Here each rank's rows travel
+    with their count: the rows as bytes (a row of each tensor side by side), cut or padded to
+    `largest` rows (the largest shard of torch.chunk's split, `_largest_shard`), and the
+    count in 8 more bytes; one all-gather per mesh dim, the last first, so that the blocks
+    come in the order of the coordinates. The padding is dropped by the counts. Where a rank
+    holds more than `largest` rows (a split other than torch.chunk's), every rank of the
+    gather sees it in the counts, and all gather again, padded to the largest count: one
+    all-gather per mesh dim more, only for such splits."""
+    import torch.distributed._functional_collectives as funcol
+
+    all_gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
+    rows = tensors[0].shape[0]
+    parts = [t.contiguous().view(torch.uint8) for t in tensors]  # (rows, bytes of a row) each
+    widths = [part.shape[1] for part in parts]
+    data = torch.cat(parts, 1)
+    width = data.shape[1]
+    count = torch.tensor([rows], dtype=torch.int64, device=data.device).view(torch.uint8)
+
+    def gather(padded):
+        block = torch.cat([data[:padded].flatten(), data.new_zeros(max(padded - rows, 0) * width), count])
+        for mesh_dim in reversed(mesh_dims):
+            block = all_gather(block, 0, (mesh, mesh_dim))
+        blocks = block.reshape(-1, padded * width + 8)
+        return blocks, _bytes_as(blocks[:, padded * width:], torch.int64).flatten().tolist()
+
+    blocks, counts = gather(largest)
+    if max(counts) > largest:
+        largest = max(counts)
+        blocks, counts = gather(largest)
+    held = torch.arange(largest, device=data.device) < torch.tensor(counts, device=data.device)[:, None]
+    data = blocks[:, :largest * width].reshape(len(counts), largest, width)[held]
+    gathered, start = [], 0
+    for tensor, part_width in zip(tensors, widths):
+        gathered.append(_bytes_as(data[:, start:start + part_width], tensor.dtype))
+        start += part_width
+    return gathered, counts
+
+
+def _bytes_as(data, dtype):
+    """Rows of bytes as rows of `dtype`, in a copy of their own (view takes a wider dtype only
+    at an offset and strides its elements divide, which a slice of a row need not have)."""
+    if data.shape[1] == 0:
+        return torch.empty((data.shape[0], 0), dtype=dtype, device=data.device)
+    return data.clone(memory_format=torch.contiguous_format).view(dtype)
+
+
+def _check_shard_rows(op: str, shards: str, shape, counts) -> None:
+    """Refuses `shards` ("database's shards") whose rows are not the global shape's (from_local's
+    shape= says one thing, the ranks hold another): on every rank of the gather alike, as all
+    hold the same counts."""
+    torch._check(sum(counts) == shape[0],
+                 lambda: f"{op}: {shards} must hold the {shape[0]} rows of the global shape {list(shape)}, "
+                         f"got {' + '.join(map(str, counts))} = {sum(counts)} rows (give DTensor.from_local the "
+                         "shape of the rows the ranks hold)")
+
+
+def _merge_candidates(values, indices, rows: int, k: int, mesh, mesh_dims):
+    """The k nearest of every rank's candidates along `mesh_dims`, nearest first and the
+    smaller index first among equal distances, as the op orders them; and the rows of each
+    rank's shard, in the database's order (None where nothing is merged).
+
+    Each rank holds its shard's min(k, rows) nearest of each of its Q queries, their indices
+    local to its shard of `rows` codes; the ranks along `mesh_dims` hold the same queries and
+    consecutive ranges of the database's rows, in the order of their coordinates on those
+    mesh dims, the first mesh dim outermost (DTensor's order of a dim sharded on several).
+    The ranges may have any sizes (from_local does not hold its shards to torch.chunk's), so
+    each rank's row count travels with its candidates, one more column of the indices, and a
+    shard's first row is the sum of the counts before it: exact for any split, with no
+    collective of its own. The (Q, k) candidates are gathered (one all-gather of the values
+    and one of the indices per mesh dim, Q * (k * 12 + 8) bytes a rank), the last mesh dim
+    first, so that the gathered blocks come in the database's order; then sorted by index,
+    then stably by distance: the order (distance, index). Every one of the k nearest of the
+    whole database is among its shard's k nearest (a shard's order is the whole order
+    restricted to its codes), so the first k are exact, as long as the shards hold k codes
+    in all (the caller checks their counts)."""
     import torch.distributed._functional_collectives as funcol
 
     all_gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
     queries, found = values.shape
-    if found < k:
-        values = torch.cat([values, values.new_full((queries, k - found), torch.iinfo(values.dtype).max)], 1)
-        indices = torch.cat([indices, indices.new_full((queries, k - found), torch.iinfo(indices.dtype).max)], 1)
     if queries == 0 or k == 0:  # nothing to merge (every rank of a gather has the same Q and k)
-        return values, indices
-    for mesh_dim in mesh_dims:
+        return values.new_empty((queries, k)), indices.new_empty((queries, k)), None  # (not (Q, found))
+    values = torch.cat([values, values.new_zeros((queries, k - found))], 1)
+    indices = torch.cat([indices, indices.new_zeros((queries, k - found)), indices.new_full((queries, 1), rows)], 1)
+    for mesh_dim in reversed(mesh_dims):
         values = all_gather(values.contiguous(), 1, (mesh, mesh_dim))
         indices = all_gather(indices.contiguous(), 1, (mesh, mesh_dim))
+    values, indices = values.reshape(queries, -1, k), indices.reshape(queries, -1, k + 1)
+    counts = indices[0, :, k]
+    # The columns past a shard's codes (it has fewer than k) take a distance and an index no code has: they sort last.
+    found = torch.arange(k, device=counts.device) < counts.clamp(max=k)[:, None]
+    values = values.where(found, torch.iinfo(values.dtype).max).flatten(1)
+    indices = (indices[:, :, :k] + (counts.cumsum(0) - counts)[:, None]).where(found, torch.iinfo(indices.dtype).max)
+    indices = indices.flatten(1)
     order = indices.argsort(dim=1, stable=True)
     values, indices = values.gather(1, order), indices.gather(1, order)
     order = values.argsort(dim=1, stable=True)[:, :k]
-    return values.gather(1, order), indices.gather(1, order)
+    return values.gather(1, order), indices.gather(1, order), counts.tolist()
 
 
 def _write_outs(op: str, outs, results, inputs) -> None:
-    """Writes each result (a DTensor, redistributed to its out's placements: an out keeps its
-    own, as for every out= overload here) into its out on each rank, as the op writes an out:
-    no out may overlap an input or the other out, an out of another shape is resized (with
-    ATen's warning when it had elements), one of the result's shape keeps its strides."""
+    """Writes each result into its out on each rank, as the op writes an out: no out may
+    overlap an input or the other out, an out of another shape is resized (with ATen's
+    warning when it had elements), one of the result's shape keeps its strides.
+
+    An out keeps its own placements, as for every out= overload here. An out of the results'
+    placements takes each rank's rows as they are (the queries' split, any). Otherwise the
+    results are made replicated first: their rows gathered with their counts
+    (`_gather_rows`: one all-gather per mesh dim they are sharded by rows on, for both
+    results together; exact for any split, where DTensor's redistribute would take the rows
+    for torch.chunk's split), then DTensor takes each rank's part of the out's placements
+    from them (a local slice, no collective). A failure while writing (the allocation of a
+    resize, the copy) leaves every out with the sizes, strides and offset it had, and its
+    global shape, before it is raised."""
     import warnings
 
-    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor import DTensor, Replicate
 
-    results = [r.redistribute(out.device_mesh, out.placements) for out, r in zip(outs, results)]
     written = [t.to_local() if isinstance(t, DTensor) else t for t in inputs]
     for out in outs:
         local = out._local_tensor
         for tensor in written:
             _fake._check_no_overlap(op, local, tensor)
         written.append(local)
+    moved = [i for i, (out, result) in enumerate(zip(outs, results))
+             if tuple(out.placements) != tuple(result.placements)]
+    if moved:
+        mesh = results[0].device_mesh
+        shape = results[0].shape
+        row_dims = [d for d, p in enumerate(results[0].placements) if _is_row_shard(p)]
+        locals_ = [results[i].to_local() for i in moved]
+        if row_dims:
+            locals_, counts = _gather_rows(locals_, mesh, row_dims, _largest_shard(shape[0], mesh, row_dims))
+            _check_shard_rows(op, "the results' shards (each rank's queries' rows)", shape, counts)
+        results = list(results)
+        for i, local in zip(moved, locals_):
+            replicated = DTensor.from_local(local, mesh, [Replicate()] * mesh.ndim, run_check=False, shape=shape,
+                                            stride=results[i].stride())
+            results[i] = replicated.redistribute(outs[i].device_mesh, outs[i].placements)
+    geometry = []  # each out's local sizes, strides and offset before the writes
+    try:
+        for out, result in zip(outs, results):
+            local, value = out._local_tensor, result.to_local()
+            geometry.append((local, local.size(), local.stride(), local.storage_offset()))
+            if local.shape != value.shape:
+                if local.numel():
+                    warnings.warn(  # ATen's resize_output's, which the op gives on one process
+                        f"An output with one or more elements was resized since it had shape {list(local.shape)}, "
+                        f"which does not match the required output shape {list(value.shape)}. This behavior is "
+                        "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                        "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                        "elements with t.resize_(0).",
+                        stacklevel=4,
+                    )
+                # resize_ sets the new sizes before it allocates: a failed allocation leaves them.
+                local.resize_(value.shape)
+        for out, result in zip(outs, results):
+            out._local_tensor.copy_(result.to_local())
+    except BaseException:
+        for local, size, stride, offset in geometry:
+            local.as_strided_(size, stride, offset)
+        raise
     for out, result in zip(outs, results):
-        local, value = out._local_tensor, result.to_local()
-        resized = tuple(out._spec.shape) != tuple(result._spec.shape)
-        if local.shape != value.shape:
-            if local.numel():
-                warnings.warn(  # ATen's resize_output's, which the op gives on one process
-                    f"An output with one or more elements was resized since it had shape {list(local.shape)}, "
-                    f"which does not match the required output shape {list(value.shape)}. This behavior is "
-                    "deprecated, and in a future PyTorch release outputs will not be resized unless they have zero "
-                    "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                    "with t.resize_(0).",
-                    stacklevel=4,
-                )
-            local.resize_(value.shape)
-        local.copy_(value)
-        if resized:  # the out's global shape is the result's now (DTensor's own out= path does the same)
-            out._spec = result._spec
+        if tuple(out._spec.shape) != tuple(result._spec.shape):
+            out._spec = result._spec  # the out's global shape is the result's (as DTensor's own out= path does)
 
 
 def _topk_handler(op_call, args, kwargs, implicit: bool = False):
@@ -327,23 +453,33 @@ def _topk_handler(op_call, args, kwargs, implicit: bool = False):
        collective.
     2. On each mesh dim: the database stays sharded where it is sharded by rows (Shard(0)),
        and is replicated elsewhere (a shard of its bytes, or a Partial); the queries stay
-       sharded by rows where the database is not, and are replicated elsewhere (where both
-       are sharded by rows, each rank needs every query against its shard: the queries,
-       small beside a database, are gathered).
-    3. Each rank searches its shard for min(k, its rows) nearest codes (the op itself, on the
-       local tensors) and adds its shard's first row to the indices.
-    4. Where the database is sharded, the candidates are merged (`_merge_candidates`).
-    5. The results are sharded as the queries were (Shard(0) where they were, replicated
-       elsewhere): where they were gathered in 2., each rank keeps its rows, no collective.
+       sharded by rows where they are, and are replicated elsewhere, by DTensor's
+       redistribute (its all-gather of the bytes, or all-reduce of a Partial, moves what each
+       rank holds of the same rows: exact for any split of the rows).
+    3. Where both are sharded by rows, each rank needs every query against its shard: the
+       queries, small beside a database, are gathered with their row counts
+       (`_gather_rows`: one all-gather per such mesh dim, one more where a rank holds more
+       rows than torch.chunk's split gives it), so any split of them is exact; a global shape
+       that disagrees with their rows is refused where every shard's count is known.
+    4. Each rank searches its shard for min(k, its rows) nearest codes (the op itself, on the
+       local tensors).
+    5. Where the database is sharded, the candidates are merged (`_merge_candidates`), each
+       shard's indices made global by the rows the shards before it hold: any split of the
+       rows, uneven or empty shards included, and a global shape that disagrees with the
+       shards' rows refused (where there are candidates: no queries or k = 0 merge nothing).
+    6. The results are sharded as the queries were (Shard(0) where they were, replicated
+       elsewhere), each rank's local results its own queries' (where they were gathered in
+       3., its rows of the merged results, by the counts: no collective), the global shape
+       (the queries' rows, k).
 
     Without a database sharded by rows, that is the strategies of `_topk_strategies`, with
-    no merge. The result is the single-process one: the same values and indices, exactly.
-    Registered in DTensor's table of custom op handlers (`_register`), the extension point
-    through which torch's own argmax, argmin, min.dim and max.dim merge their shards' answers
+    no merge. The result is the single-process one: the same values and indices, exactly,
+    for any split of the queries' and the database's rows. Registered in DTensor's table of
+    custom op handlers (`_register`), the extension point through which torch's own argmax,
+    argmin, min.dim and max.dim merge their shards' answers
     (torch/distributed/tensor/_nonlinear_redux.py); `implicit`: plain tensors are replicated
     (`sharded_hamming_topk`)."""
     from torch.distributed.tensor import DTensor, Replicate, Shard
-    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
     op = _contract.op_name(op_call)
     queries, database, k = _fake.bind(op_call, args, kwargs)
@@ -366,22 +502,33 @@ def _topk_handler(op_call, args, kwargs, implicit: bool = False):
 
     row_dims = [d for d, p in enumerate(database.placements) if _is_row_shard(p)]
     query_rows = [d for d, p in enumerate(queries.placements) if _is_row_shard(p)]
-    searched = [Shard(0) if d in query_rows and d not in row_dims else Replicate() for d in range(mesh.ndim)]
+    gathered = [d for d in query_rows if d in row_dims]
     final = [Shard(0) if d in query_rows else Replicate() for d in range(mesh.ndim)]
     inputs = (queries, database)
-    queries = queries.redistribute(mesh, searched)
+    queries = queries.redistribute(mesh, final)
     database = database.redistribute(mesh, [Shard(0) if d in row_dims else Replicate() for d in range(mesh.ndim)])
-    local_database = database.to_local()
+    local_queries, local_database = queries.to_local(), database.to_local()
+    own_rows = None  # where the queries are gathered: this rank's rows of them
+    if gathered and call_k:  # (k = 0: every rank's results are its own queries' empty rows)
+        (local_queries,), counts = _gather_rows([local_queries], mesh, gathered,
+                                                _largest_shard(queries.shape[0], mesh, query_rows))
+        if gathered == query_rows:  # every shard's count is here
+            _check_shard_rows(op, "queries' shards", queries.shape, counts)
+        start = sum(counts[:_block_of_rank(mesh, gathered)])
+        own_rows = slice(start, start + queries.to_local().shape[0])
     values, indices = torch.ops.torchops.hamming_topk.default(
-        queries.to_local(), local_database, min(call_k, local_database.shape[0]))
+        local_queries, local_database, min(call_k, local_database.shape[0]))
     if row_dims:
-        _, offset = compute_local_shape_and_global_offset(database.shape, mesh, database.placements)
-        values, indices = _merge_candidates(values, indices + offset[0], call_k, mesh, row_dims)
+        values, indices, counts = _merge_candidates(values, indices, local_database.shape[0], call_k, mesh, row_dims)
+        # The shards' rows are what the indices count, so a global shape that says otherwise
+        # (from_local's shape=) is refused.
+        if counts is not None:
+            _check_shard_rows(op, "database's shards", database.shape, counts)
+    if own_rows is not None:  # (a copy: the view would hold every rank's rows)
+        values, indices = values[own_rows].clone(), indices[own_rows].clone()
     shape = (queries.shape[0], call_k)
-    results = [DTensor.from_local(t, mesh, searched, run_check=False, shape=shape, stride=(call_k, 1))
+    results = [DTensor.from_local(t, mesh, final, run_check=False, shape=shape, stride=(call_k, 1))
                for t in (values, indices)]
-    if searched != final:  # replicated rows -> each rank's own rows: a local slice
-        results = [r.redistribute(mesh, final) for r in results]
     if not outs:
         return tuple(results)
     _write_outs(op, outs, results, inputs)
@@ -391,13 +538,17 @@ def _topk_handler(op_call, args, kwargs, implicit: bool = False):
 def sharded_hamming_topk(queries, database, k: int):
     """``torchops.hamming_topk(queries, database, k)`` of a database sharded by rows, exactly
     the single-process result, without gathering the database: each rank searches its shard
-    (``to_local()``), its indices made global by its shard's first row, and the ranks'
-    ``(Q, k)`` candidates are all-gathered and merged by (distance, index).
+    (``to_local()``), the ranks' ``(Q, k)`` candidates are all-gathered with their shards'
+    row counts, made global by the rows of the shards before them, and merged by (distance,
+    index). The shards may hold any number of rows (``DTensor.from_local`` of the rows each
+    rank loaded, ``shape=`` their total); a global shape that disagrees is refused.
 
     ``database``: a DTensor, any placements (Shard(0) on a mesh dim is searched shard by shard,
     anything else is replicated first). ``queries``: a DTensor on the same mesh, or a plain
-    tensor of the same value on every rank (taken as replicated). Returns ``(values,
-    indices)`` as DTensors, sharded as the queries are by rows, replicated otherwise.
+    tensor of the same value on every rank (taken as replicated); sharded by rows, any split
+    of them (``DTensor.from_local`` of each rank's queries, as for the database). Returns
+    ``(values, indices)`` as DTensors, sharded as the queries are by rows (each rank's rows
+    its own queries'), replicated otherwise.
 
     It is what ``torch.ops.torchops.hamming_topk`` (and ``torchops.hamming_topk``) do to
     DTensors already, where DTensor has its table of custom op handlers (torch 2.13 has it);
@@ -429,11 +580,10 @@ def _handle_topk(overloads) -> None:
     """Puts `_topk_handler` in DTensor's table of custom op handlers for hamming_topk's
     overloads: DTensor calls it instead of propagating the sharding rule (torch's own
     argmax, min.dim, ... are there, and loss_parallel and context parallel add theirs to it).
-    The table is DTensor's internal (as are what the handler uses of a DTensor beside its
-    public API: `compute_local_shape_and_global_offset` for a shard's first row, and for
-    out= the local tensor and spec that DTensor's own out= path sets); on a release without
-    the table the sharding rule (`_topk_strategies`: the database gathered) applies, and
-    `sharded_hamming_topk` searches a sharded database."""
+    The table is DTensor's internal (as is what the handler uses of a DTensor beside its
+    public API: for out=, the local tensor and spec that DTensor's own out= path sets); on a
+    release without the table the sharding rule (`_topk_strategies`: the database gathered)
+    applies, and `sharded_hamming_topk` searches a sharded database."""
     from torch.distributed.tensor import DTensor
 
     handlers = getattr(getattr(DTensor, "_op_dispatcher", None), "_custom_op_handlers", None)
