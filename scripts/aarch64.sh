@@ -66,7 +66,7 @@ main() {
   # above), compiled graphs included; what needs a GPU, ONNX, C++ programs built for the
   # host (test_deploy, test_onnx, test_packaging) or gigabytes (test_huge) is left out.
   wide=("${kernel_suites[@]}" tests/test_dispatch.py tests/test_binding.py tests/test_torch_integration.py
-        tests/test_torchscript.py tests/test_inductor.py)
+        tests/test_torchscript.py tests/test_inductor.py tests/test_inductor_ops.py)
 
   pins=$(grep '^torch==' requirements-torch.txt)
   pin=$(head -n 1 <<<"$pins")

@@ -535,6 +535,11 @@ SWEEPS_SAMPLED = SAMPLED or not FULL
 SEED = int(os.environ.get("TORCHOPS_TEST_SEED", "0"))
 SAMPLED_BEYOND = int(os.environ.get("TORCHOPS_TEST_SAMPLED_BEYOND", "24" if not SAMPLED else "40"))
 SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "8" if not SAMPLED else "4"))
+# The tests marked `compiles` (a graph compiled by Inductor, or an export, each
+# parametrization: about a second of g++ or of the exporter, where the kernels take
+# milliseconds) take the same code through the compiler for each dtype and count kind: a
+# sampled configuration samples them from fewer parametrizations, after its level filter.
+COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN = 4, 4
 
 
 def pytest_report_header(config):
@@ -551,7 +556,7 @@ def pytest_report_header(config):
 #: (pytest-xdist's loadfile without its reordering: scripts/run.sh); a long module handed out
 #: late runs on alone at the end. On a cold Inductor cache, of the 521 s the default run's
 #: tests took (2 cores, torch 2.13), test_inductor took 232 s and test_deploy 74 s.
-LONGEST_MODULES = ("test_inductor.py", "test_deploy.py")
+LONGEST_MODULES = ("test_inductor.py", "test_inductor_ops.py", "test_deploy.py")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -580,17 +585,22 @@ def pytest_collection_modifyitems(config, items):
     if SWEEPS_SAMPLED:
         functions = collections.Counter(item.function for item in items)
         left = set(redundant)
+        kept_functions = collections.Counter(item.function for item in items if item not in left)
         sampled = collections.defaultdict(list)
         for item in items:
-            if functions[item.function] > SAMPLED_BEYOND and item not in left:
+            if SAMPLED and item.get_closest_marker("compiles") is not None:
+                count, beyond, one_in = kept_functions[item.function], COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN
+            else:
+                count, beyond, one_in = functions[item.function], SAMPLED_BEYOND, SAMPLED_ONE_IN
+            if count > beyond and item not in left:
                 params = item.callspec.params if hasattr(item, "callspec") else {}
-                sampled[item.function, params.get("cpu_capability")].append(item)
-        for group in sampled.values():
-            # One in SAMPLED_ONE_IN, by a hash of the seed and the id; and at least one of each
+                sampled[item.function, params.get("cpu_capability"), one_in].append(item)
+        for (_, _, one_in), group in sampled.items():
+            # One in `one_in`, by a hash of the seed and the id; and at least one of each
             # function at each level, so that a harder sampling (the emulated run's) leaves out
             # no test or level whole.
             def draw(item):
-                return zlib.crc32(f"{SEED}:{item.nodeid}".encode()) % SAMPLED_ONE_IN
+                return zlib.crc32(f"{SEED}:{item.nodeid}".encode()) % one_in
 
             kept = [item for item in group if draw(item) == 0] or [min(group, key=draw)]
             redundant += [item for item in group if item not in kept]

@@ -33,7 +33,7 @@ op = torch.ops.torchops
 KERNEL_CALLS = {str(_contract.OUT_FORM.get(overload, overload)) for overload in _inductor.KERNEL_CALLS}
 # Every generated module asks for Triton's CPU backend (triton-cpu), which the interpreter
 # does not need.
-pytestmark = pytest.mark.filterwarnings("ignore:Could not find an active CPU backend")
+pytestmark = [pytest.mark.filterwarnings("ignore:Could not find an active CPU backend"), pytest.mark.compiles]
 
 
 @pytest.fixture(scope="module")

@@ -51,6 +51,7 @@ from conftest import (  # noqa: E402
 
 pytestmark = [
     pytest.mark.deploy,
+    pytest.mark.compiles,
     # torch.onnx's own code warns (PyTorch 2.13, onnxscript 0.7), not torchops.
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning", "ignore::UserWarning"),
 ]
