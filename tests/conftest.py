@@ -554,8 +554,9 @@ def pytest_report_header(config):
 #: The modules that take longest, collected first. The README's command runs the suite in one
 #: process a core, each module whole in one of them, handed out in the order of collection
 #: (pytest-xdist's loadfile without its reordering: scripts/run.sh); a long module handed out
-#: late runs on alone at the end. On a cold Inductor cache, of the 521 s the default run's
-#: tests took (2 cores, torch 2.13), test_inductor took 232 s and test_deploy 74 s.
+#: late runs on alone at the end. On a cold Inductor cache, of the 676 s the default run's
+#: tests took (2 cores, torch 2.13, an AMD EPYC with AVX-512), the compiled graphs took 276 s
+#: (so they are two files, one for each process) and test_deploy 79 s.
 LONGEST_MODULES = ("test_inductor.py", "test_inductor_ops.py", "test_deploy.py")
 
 
