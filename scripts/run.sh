@@ -106,8 +106,12 @@ main() {
   fi
 
   # Rebuild when either extension (the operator library _C, the Python binding _binding) is
-  # missing or older than a source, or when the sources are not those of the last successful
-  # build; an installed (not editable) package also when any of its Python files changed.
+  # missing, or when the sources (an installed, not editable, package's Python files among
+  # them) are not those of the last successful build: the manifest it recorded, every
+  # source's path, size and time, taken before it started, so that a source added or edited
+  # while a build ran (older than the library that build wrote, and never compiled by it)
+  # makes the next set-up build again. A source newer than the library differs from the
+  # manifest too.
   if [ "$editable" = yes ]; then
     package=torchops
     sources=(csrc binding setup.py requirements-torch.txt)
@@ -115,24 +119,16 @@ main() {
     package=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')/torchops
     sources=(csrc binding setup.py requirements-torch.txt torchops)
   fi
-  # Not sources: what builds write there (the editable build's _build_info.py would mark
-  # every installed configuration stale).
-  not_sources=(-not -name '*.so' -not -name '*.pyc' -not -name _build_info.py)
   stale=no
   for extension in _C _binding; do
-    built=$(ls "$package"/$extension*.so 2>/dev/null | head -n 1 || true)
-    if [ -z "$built" ] || [ -n "$(find "${sources[@]}" -newer "$built" "${not_sources[@]}" -print -quit)" ]; then
-      stale=yes
-    fi
+    [ -n "$(ls "$package"/$extension*.so 2>/dev/null)" ] || stale=yes
   done
-  # Times alone miss a source added or edited while a build ran (older than the library that
-  # build wrote, and never compiled by it): the manifest of the last successful build (every
-  # source's path, size and time, taken before it started) must match the sources too.
+  # Not sources: what builds write there (the editable build's _build_info.py would mark
+  # every installed configuration stale).
   manifest=$venv/torchops-build-sources.txt
-  sources_now=$(find "${sources[@]}" -not -type d "${not_sources[@]}" -printf '%p %s %T@\n' | LC_ALL=C sort)
-  if [ "$sources_now" != "$(cat "$manifest" 2>/dev/null || true)" ]; then
-    stale=yes
-  fi
+  sources_now=$(find "${sources[@]}" -not -type d -not -name '*.so' -not -name '*.pyc' -not -name _build_info.py \
+    -printf '%p %s %T@\n' | LC_ALL=C sort)
+  [ "$sources_now" = "$(cat "$manifest" 2>/dev/null || true)" ] || stale=yes
   if [ "$stale" = yes ] || ! "$python" -m pip show --quiet torchops >/dev/null 2>&1; then
     echo "Building torchops against torch $torch_version (a few minutes)..."
     # --no-build-isolation: build against the torch installed above, not a fresh unpinned one.

@@ -274,6 +274,15 @@ def _block_of_rank(mesh, mesh_dims) -> int:
     return position
 
 
+def _all_gather(tensor, dim: int, mesh, mesh_dim: int):
+    """The ranks' `tensor`s along `mesh_dim`, concatenated along `dim` (the functional
+    collective: all_gather_single where the release has it, all_gather_tensor before)."""
+    import torch.distributed._functional_collectives as funcol
+
+    gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
+    return gather(tensor, dim, (mesh, mesh_dim))
+
+
 def _gather_rows(tensors, mesh, mesh_dims, largest: int):
     """Every rank's rows of `tensors` (2-D, the same number of rows in each on a rank, any
     number on each rank) along `mesh_dims`, concatenated in `_block_of_rank`'s order; and the
@@ -288,9 +297,6 @@ def _gather_rows(tensors, mesh, mesh_dims, largest: int):
     holds more than `largest` rows (a split other than torch.chunk's), every rank of the
     gather sees it in the counts, and all gather again, padded to the largest count: one
     all-gather per mesh dim more, only for such splits."""
-    import torch.distributed._functional_collectives as funcol
-
-    all_gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
     rows = tensors[0].shape[0]
     parts = [t.contiguous().view(torch.uint8) for t in tensors]  # (rows, bytes of a row) each
     widths = [part.shape[1] for part in parts]
@@ -301,7 +307,7 @@ def _gather_rows(tensors, mesh, mesh_dims, largest: int):
     def gather(padded):
         block = torch.cat([data[:padded].flatten(), data.new_zeros(max(padded - rows, 0) * width), count])
         for mesh_dim in reversed(mesh_dims):
-            block = all_gather(block, 0, (mesh, mesh_dim))
+            block = _all_gather(block, 0, mesh, mesh_dim)
         blocks = block.reshape(-1, padded * width + 8)
         return blocks, _bytes_as(blocks[:, padded * width:], torch.int64).flatten().tolist()
 
@@ -355,17 +361,14 @@ def _merge_candidates(values, indices, rows: int, k: int, mesh, mesh_dims):
     whole database is among its shard's k nearest (a shard's order is the whole order
     restricted to its codes), so the first k are exact, as long as the shards hold k codes
     in all (the caller checks their counts)."""
-    import torch.distributed._functional_collectives as funcol
-
-    all_gather = getattr(funcol, "all_gather_single", None) or funcol.all_gather_tensor
     queries, found = values.shape
     if queries == 0 or k == 0:  # nothing to merge (every rank of a gather has the same Q and k)
         return values.new_empty((queries, k)), indices.new_empty((queries, k)), None  # (not (Q, found))
     values = torch.cat([values, values.new_zeros((queries, k - found))], 1)
     indices = torch.cat([indices, indices.new_zeros((queries, k - found)), indices.new_full((queries, 1), rows)], 1)
     for mesh_dim in reversed(mesh_dims):
-        values = all_gather(values.contiguous(), 1, (mesh, mesh_dim))
-        indices = all_gather(indices.contiguous(), 1, (mesh, mesh_dim))
+        values = _all_gather(values.contiguous(), 1, mesh, mesh_dim)
+        indices = _all_gather(indices.contiguous(), 1, mesh, mesh_dim)
     values, indices = values.reshape(queries, -1, k), indices.reshape(queries, -1, k + 1)
     counts = indices[0, :, k]
     # The columns past a shard's codes (it has fewer than k) take a distance and an index no code has: they sort last.

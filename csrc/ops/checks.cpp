@@ -59,10 +59,10 @@ void restore_outs(const char* op_name, std::initializer_list<NamedTensor> outs, 
                               out->storage_offset() == geometry.offset)) {
       continue;
     }
-    if (failed_allocation.empty() && bytes_spanned(*out) > out->storage().nbytes()) {
+    const uint64_t needed = bytes_spanned(*out);
+    if (failed_allocation.empty() && needed > out->storage().nbytes()) {
       failed_allocation = c10::str(arg, " cannot be resized to shape ", out->sizes(), " of ",
-                                   dtype_name(out->scalar_type()), " (", bytes_spanned(*out), " bytes): ",
-                                   words_of(error));
+                                   dtype_name(out->scalar_type()), " (", needed, " bytes): ", words_of(error));
     }
     out->as_strided_(geometry.sizes, geometry.strides, geometry.offset);
   }
