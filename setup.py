@@ -22,14 +22,18 @@ Environment:
 """
 import fcntl
 import glob
+import hashlib
 import os
 import runpy
+import shlex
+import subprocess
 import sys
 
 import torch
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
+from torch.utils import cpp_extension
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -123,6 +127,90 @@ class build_ext_kept(BuildExtension):
         super().finalize_options()
         if self.editable_mode:
             self.build_temp = os.path.join(ROOT, BUILD_BASE, f"editable.{sys.implementation.cache_tag}")
+
+    def build_extensions(self):
+        # The operator library's sources that start with csrc/torch_headers.h compile after
+        # it has been precompiled, with the very flags of the library's ninja file
+        # (BuildExtension composes them inside cpp_extension's private
+        # _write_ninja_file_and_compile_objects, the one place they are all known), into a
+        # folder put first on the include path; the other sources (the kernel files) compile
+        # meanwhile. Without that function (another torch), the sources read the header
+        # itself: slower, the same objects.
+        write = getattr(cpp_extension, "_write_ninja_file_and_compile_objects", None)
+        if write is None:
+            return super().build_extensions()
+
+        def write_after_precompiling(*args, **kwargs):
+            if args or "sources" not in kwargs:  # not the call this was written for
+                return write(*args, **kwargs)
+            sources, objects = kwargs["sources"], kwargs["objects"]
+            users = [uses_torch_headers(source) for source in sources]
+            if not any(users):
+                return write(**kwargs)
+            folder = os.path.join(kwargs["build_directory"], "precompiled")
+            # The header's digest among the flags: a source compiled with its precompiled copy
+            # names neither in its dependencies, so it is the changed command that makes ninja
+            # compile every source again when the header changes.
+            with open(TORCH_HEADERS, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()[:16]
+            cflags = [f"-I{shlex.quote(folder)}", f"-DTORCHOPS_TORCH_HEADERS={digest}"] + list(kwargs["cflags"])
+            precompiling = precompile_torch_headers(folder, cflags + list(kwargs["post_cflags"]))
+            others = [(source, obj) for source, obj, user in zip(sources, objects, users) if not user]
+            try:
+                if others:
+                    write(**dict(kwargs, cflags=cflags, sources=[s for s, _ in others], objects=[o for _, o in others]))
+            finally:
+                if precompiling is not None:
+                    precompiling()
+            return write(**dict(kwargs, cflags=cflags))
+
+        cpp_extension._write_ninja_file_and_compile_objects = write_after_precompiling
+        try:
+            return super().build_extensions()
+        finally:
+            cpp_extension._write_ninja_file_and_compile_objects = write
+
+
+TORCH_HEADERS = os.path.join(ROOT, "csrc", "torch_headers.h")
+
+
+def uses_torch_headers(source):
+    with open(source) as f:
+        return "#include <torch_headers.h>" in f.read()
+
+
+def precompile_torch_headers(folder, flags):
+    """Starts compiling csrc/torch_headers.h into FOLDER/torch_headers.h.gch with FLAGS
+    (shell words), unless the copy there was made from the same header with the same
+    command; returns a function that waits for it (None when nothing was started). A
+    compiler that cannot (not GCC) leaves no copy: the sources then read the header itself."""
+    output = os.path.join(folder, "torch_headers.h.gch")
+    command = [cpp_extension.get_cxx_compiler()] + shlex.split(" ".join(flags)) + [
+        "-x", "c++-header", TORCH_HEADERS, "-o", output]
+    stamp = shlex.join(command)  # the header's digest among the flags
+    stamp_path = output + ".command"
+    if os.path.exists(output) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
+        return None
+    os.makedirs(folder, exist_ok=True)
+    for path in (output, stamp_path):
+        if os.path.exists(path):
+            os.remove(path)
+    log = open(output + ".log", "w+")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+    def wait():
+        with log:
+            if process.wait() == 0:
+                with open(stamp_path, "w") as f:
+                    f.write(stamp)
+                return
+            log.seek(0)
+            print("setup.py: the torch headers were not precompiled (the sources read them instead):\n"
+                  + log.read()[-2000:], file=sys.stderr)
+        if os.path.exists(output):
+            os.remove(output)
+
+    return wait
 
 
 def compile_and_link_flags():

@@ -1,6 +1,8 @@
 // The C++ API declared in torchops/include/torchops/ops.h: each function calls its
 // operator's typed handle (csrc/overloads.h) through the dispatcher, so C++ callers get
 // the same checks, kernels, version counting and tracing as torch.ops.torchops.* in Python.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include "torchops/ops.h"
 
 #include "overloads.h"

@@ -3,6 +3,8 @@
 // device-generic kernel (csrc/ops/composite.h) for every other backend, and the Autograd
 // fallthrough; the private compute ops behind the device-generic kernels. The writing
 // overloads' version counting (ADInplaceOrView): csrc/ops/autograd.cpp.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <torch/library.h>
 
 #include <vector>

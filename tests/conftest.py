@@ -538,7 +538,11 @@ SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "8" if not S
 # The tests marked `compiles` (a graph compiled by Inductor, or an export, each
 # parametrization: about a second of g++ or of the exporter, where the kernels take
 # milliseconds) take the same code through the compiler for each dtype and count kind: a
-# sampled configuration samples them from fewer parametrizations, after its level filter.
+# sampled configuration samples them from fewer parametrizations, after its level filter,
+# and keeps no value of a parameter on its own account: there every overload is compiled on
+# every dtype it declares by test_inductor's and test_onnx's every-dtype tests, and the other
+# compiled tests check what a graph does around the op (promotion, layouts, dynamic shapes,
+# fusion), the same code for each dtype.
 COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN = 4, 4
 
 
@@ -590,20 +594,28 @@ def pytest_collection_modifyitems(config, items):
         sampled = collections.defaultdict(list)
         for item in items:
             if SAMPLED and item.get_closest_marker("compiles") is not None:
-                count, beyond, one_in = kept_functions[item.function], COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN
+                count, beyond, one_in, cover = kept_functions[item.function], COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN, False
             else:
-                count, beyond, one_in = functions[item.function], SAMPLED_BEYOND, SAMPLED_ONE_IN
+                count, beyond, one_in, cover = functions[item.function], SAMPLED_BEYOND, SAMPLED_ONE_IN, True
             if count > beyond and item not in left:
                 params = item.callspec.params if hasattr(item, "callspec") else {}
-                sampled[item.function, params.get("cpu_capability"), one_in].append(item)
-        for (_, _, one_in), group in sampled.items():
-            # One in `one_in`, by a hash of the seed and the id; and at least one of each
-            # function at each level, so that a harder sampling (the emulated run's) leaves out
-            # no test or level whole.
+                sampled[item.function, params.get("cpu_capability"), one_in, cover].append(item)
+        for (_, _, one_in, cover), group in sampled.items():
+            # One in `one_in`, by a hash of the seed and the id; then, in the order of that
+            # hash, every parametrization that brings a value of a covered parameter no kept
+            # one has (covered_values; at least one parametrization where none is covered):
+            # every dtype, count kind, layout, ... of each function at each level runs, so that
+            # a harder sampling (the emulated run's) leaves out no value, test or level whole.
             def draw(item):
-                return zlib.crc32(f"{SEED}:{item.nodeid}".encode()) % one_in
+                return zlib.crc32(f"{SEED}:{item.nodeid}".encode())
 
-            kept = [item for item in group if draw(item) == 0] or [min(group, key=draw)]
+            kept = [item for item in group if draw(item) % one_in == 0] or [min(group, key=draw)]
+            covered = covered_values(group) if cover else lambda item: set()
+            seen = set().union(*(covered(item) for item in kept))
+            for item in sorted(group, key=draw):
+                if not covered(item) <= seen:
+                    kept.append(item)
+                    seen |= covered(item)
             redundant += [item for item in group if item not in kept]
     if SWEEPS_SAMPLED and not SAMPLED:
         left = set(redundant)
@@ -618,6 +630,25 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(f"tests/conftest.py: LONGEST_MODULES names no file of tests/: {missing}")
     first = {name: rank for rank, name in enumerate(LONGEST_MODULES)}
     items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: each module's order kept
+
+
+#: A parameter of at most this many values in a sampled group (a dtype, a count kind, a call
+#: path, static or dynamic shapes) is a dimension every value of which the sample keeps; one
+#: of more (the cases of a list, sizes, offsets) is the sweep itself, sampled.
+COVERED_VALUES = 16
+
+
+def covered_values(group):
+    """A function of an item giving {(name, repr(value))} of its parameters that the sample of
+    GROUP covers: those of at most COVERED_VALUES values there (the kernel level aside: it is
+    the group's)."""
+    def values(item):
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        return {(name, repr(value)) for name, value in params.items() if name != "cpu_capability"}
+
+    counts = collections.Counter(name for name, _ in set().union(*map(values, group)))
+    few = {name for name, count in counts.items() if count <= COVERED_VALUES}
+    return lambda item: {(name, value) for name, value in values(item) if name in few}
 
 
 def one_variant_each(items):

@@ -247,3 +247,24 @@ def test_a_library_that_does_not_load_for_this_torch_says_it_is_incomplete(monke
     with pytest.raises(ImportError, match="undefined symbol: .*It was built against this torch release") as info:
         _library.load()
     assert "Rebuild" not in str(info.value)
+
+
+def test_every_source_that_includes_torch_starts_with_the_precompiled_headers():
+    """csrc/torch_headers.h is precompiled once per build (setup.py) and used only where it is
+    a source's first include (GCC reads nothing precompiled after a source's first token): an
+    operator-library source that includes torch another way compiles at three times the cost.
+    The kernel files include nothing from torch (scripts/aarch64.sh relies on it)."""
+    first_include = "#include <torch_headers.h>"
+    late, kernels_with_torch = [], []
+    for path in sorted((ROOT / "csrc").rglob("*.cpp")):
+        text = path.read_text()
+        includes = [line for line in text.splitlines() if line.startswith("#include")]
+        uses_torch = any(line.split()[1].startswith(("<ATen/", "<c10/", "<torch/", "<torch_headers.h>"))
+                         or line.startswith('#include "ops/') for line in includes)
+        if path.parent.name == "kernels":
+            if uses_torch:
+                kernels_with_torch.append(path.name)
+        elif uses_torch and includes[0].split("//")[0].strip() != first_include:
+            late.append(path.relative_to(ROOT).as_posix())
+    assert not late, f"sources whose first include is not {first_include}: {late}"
+    assert not kernels_with_torch, f"kernel files that include torch: {kernels_with_torch}"

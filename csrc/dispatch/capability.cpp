@@ -1,3 +1,5 @@
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include "dispatch/capability.h"
 
 #include <c10/util/Exception.h>

@@ -6,6 +6,8 @@
 // counter after the write, so that autograd's saved-tensor checks and functionalization see
 // the change. The functional overloads keep the default fallthrough. Inference tensors carry
 // neither key, so no version is counted for them, as in PyTorch.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>

@@ -1,6 +1,8 @@
 // CPU entries of torchops::bitshift: the argument checks (csrc/ops/checks.h),
 // TensorIterator set-up (broadcasting, promotion, strides, output allocation, threads) and
 // the call into the kernel table. The rules themselves: docs/semantics.md.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>

@@ -1,6 +1,8 @@
 // torchops::bitwise_count's entries, CPU and device-generic, and its composite compute op: its
 // kernels (its check of x is checks.h's check_integer_or_bool_input); the rest is
 // csrc/ops/unary.h's. The rules: docs/semantics.md.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/ATen.h>
 
 #include <cstdint>

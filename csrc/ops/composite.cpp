@@ -15,6 +15,8 @@
 // or of the unsigned dtypes, which differ (PyTorch's CUDA shifts take no uint16/32/64 and
 // have no logical right shift): values are computed on the bits of the signed dtype of the
 // result's width, and every count is brought into range before it reaches a shift.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include "ops/composite.h"
 
 #include <ATen/ATen.h>

@@ -7,6 +7,8 @@
 // device-generic ones through the compute ops, whose composite kernels below are made of
 // ATen ops. A result is contiguous; an out= of another shape is resized (resize_output), one
 // of the right shape keeps its strides; no out= may overlap an input or another out=.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/Parallel.h>

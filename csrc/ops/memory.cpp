@@ -1,3 +1,5 @@
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include "ops/memory.h"
 
 #include <cstdint>

@@ -9,6 +9,8 @@
 // resize_output, its warning included); one of the right shape keeps its strides. No
 // overlap of out and x is allowed, not even a full one: an output element is made of other
 // elements than its own.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/Resize.h>

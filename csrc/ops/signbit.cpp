@@ -1,6 +1,8 @@
 // torchops::signbit's entries, CPU and device-generic, and its composite compute op: its
 // check of x (csrc/ops/checks.h) and its kernels; the rest is csrc/ops/unary.h's. The rules:
 // docs/semantics.md.
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include <ATen/ATen.h>
 
 #include <cstring>

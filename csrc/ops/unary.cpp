@@ -1,3 +1,5 @@
+#include <torch_headers.h>  // first: precompiled (csrc/torch_headers.h)
+
 #include "ops/unary.h"
 
 #include <ATen/EmptyTensor.h>
