@@ -153,7 +153,11 @@ class build_ext_kept(BuildExtension):
             # compile every source again when the header changes.
             with open(TORCH_HEADERS, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()[:16]
-            cflags = [f"-I{shlex.quote(folder)}", f"-DTORCHOPS_TORCH_HEADERS={digest}"] + list(kwargs["cflags"])
+            # torch's headers as system headers (their -I then ignored): compiled as one
+            # header, they leave template instantiations to the end of each source, where
+            # their own warnings (-Wsign-compare in c10's TypeSafeSignMath.h) would be reported.
+            system = [f"-isystem{shlex.quote(path)}" for path in cpp_extension.include_paths()]
+            cflags = [f"-I{shlex.quote(folder)}", f"-DTORCHOPS_TORCH_HEADERS={digest}", *system] + list(kwargs["cflags"])
             precompiling = precompile_torch_headers(folder, cflags + list(kwargs["post_cflags"]))
             others = [(source, obj) for source, obj, user in zip(sources, objects, users) if not user]
             try:

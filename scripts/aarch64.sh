@@ -39,7 +39,7 @@ main() {
   # Python, the same on every architecture). Under emulation a test takes tens of times
   # longer than here, and one that starts a Python spends about 15 s in `import torch`, so
   # it holds what a new architecture can break, sampled (of a test function with more than 24
-  # parametrizations, one in 64 and at least one: beyond and one_in below; the others whole):
+  # parametrizations, one in 128 and every value of each parameter of few values (tests/conftest.py): beyond and one_in below; the others whole):
   #   the kernel suites, the test files that carry the `kernels` marker, which .ci/run selects
   #   by it too, so that a new op's suite joins with no edit here (the kernels' answers, every
   #   8- and 16-bit value where a suite sweeps them, the loops' tails at every size and offset
@@ -61,7 +61,7 @@ main() {
   slow="test_torchops_call_path_environment_variable or test_without_the_binding_module_torchops_works_through_torch_ops"
   slow="not ($slow or test_import_torchops_does_not_import_dynamo_and_compile_still_works)"
   beyond=24
-  one_in=64
+  one_in=128
   # The larger selection: the same suites whole (sampled and on the binding's path as
   # above), compiled graphs included; what needs a GPU, ONNX, C++ programs built for the
   # host (test_deploy, test_onnx, test_packaging) or gigabytes (test_huge) is left out.

@@ -511,8 +511,11 @@ def call_path(request):
 # - By default (the README's test command, for a contributor's loop): one in SAMPLED_ONE_IN
 #   of each sweep's parametrizations at each kernel level, and at least one, drawn by a hash
 #   of TORCHOPS_TEST_SEED (0 unless set; the run's header prints it) and the test's id: the
-#   same ones every run with the same seed, another sample with another seed. Every op, path,
-#   level and dtype still runs, as do the tests of fewer parametrizations, and each sweep's
+#   same ones every run with the same seed, another sample with another seed; then, in the
+#   order of that hash, each parametrization that brings a value no kept one has of a
+#   parameter of at most COVERED_VALUES values (a dtype, a count kind, a layout kind, static
+#   or dynamic shapes). Every op, path, level and dtype still runs, each of a sweep's dtypes at
+#   each level, as do the tests of fewer parametrizations, and each sweep's
 #   failures reproduce from its printed seed. The `slow` tests (minutes: a build of the wheel
 #   from scratch, tensors of gigabytes) are left out of a run of the whole folder unless -m
 #   selects them. A test whose parametrizations each compile for a variant of the same path
@@ -543,7 +546,7 @@ SAMPLED_ONE_IN = int(os.environ.get("TORCHOPS_TEST_SAMPLED_ONE_IN", "8" if not S
 # every dtype it declares by test_inductor's and test_onnx's every-dtype tests, and the other
 # compiled tests check what a graph does around the op (promotion, layouts, dynamic shapes,
 # fusion), the same code for each dtype.
-COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN = 4, 4
+COMPILED_SAMPLED_BEYOND, COMPILED_SAMPLED_ONE_IN = 4, 8
 
 
 def pytest_report_header(config):
