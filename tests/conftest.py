@@ -604,21 +604,7 @@ def pytest_collection_modifyitems(config, items):
                 params = item.callspec.params if hasattr(item, "callspec") else {}
                 sampled[item.function, params.get("cpu_capability"), one_in, cover].append(item)
         for (_, _, one_in, cover), group in sampled.items():
-            # One in `one_in`, by a hash of the seed and the id; then, in the order of that
-            # hash, every parametrization that brings a value of a covered parameter no kept
-            # one has (covered_values; at least one parametrization where none is covered):
-            # every dtype, count kind, layout, ... of each function at each level runs, so that
-            # a harder sampling (the emulated run's) leaves out no value, test or level whole.
-            def draw(item):
-                return zlib.crc32(f"{SEED}:{item.nodeid}".encode())
-
-            kept = [item for item in group if draw(item) % one_in == 0] or [min(group, key=draw)]
-            covered = covered_values(group) if cover else lambda item: set()
-            seen = set().union(*(covered(item) for item in kept))
-            for item in sorted(group, key=draw):
-                if not covered(item) <= seen:
-                    kept.append(item)
-                    seen |= covered(item)
+            kept = set(sample_of(group, one_in, cover))
             redundant += [item for item in group if item not in kept]
     if SWEEPS_SAMPLED and not SAMPLED:
         left = set(redundant)
@@ -633,6 +619,26 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(f"tests/conftest.py: LONGEST_MODULES names no file of tests/: {missing}")
     first = {name: rank for rank, name in enumerate(LONGEST_MODULES)}
     items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: each module's order kept
+
+
+def sample_of(group, one_in, cover):
+    """The parametrizations of GROUP (one test function's at one kernel level) that a sampled
+    run keeps: one in ONE_IN, by a hash of the seed and the id; then, if COVER, in the order
+    of that hash, every one that brings a value of a covered parameter (covered_values) no
+    kept one has; at least one. So every dtype, count kind, layout kind, ... of each function
+    at each level runs, and a harder sampling (the emulated run's) leaves out no value, test
+    or level whole."""
+    def draw(item):
+        return zlib.crc32(f"{SEED}:{item.nodeid}".encode())
+
+    kept = [item for item in group if draw(item) % one_in == 0] or [min(group, key=draw)]
+    covered = covered_values(group) if cover else lambda item: set()
+    seen = set().union(*(covered(item) for item in kept))
+    for item in sorted(group, key=draw):
+        if not covered(item) <= seen:
+            kept.append(item)
+            seen |= covered(item)
+    return kept
 
 
 #: A parameter of at most this many values in a sampled group (a dtype, a count kind, a call
