@@ -193,8 +193,10 @@ def precompile_torch_headers(folder, flags):
         "-x", "c++-header", TORCH_HEADERS, "-o", output]
     stamp = shlex.join(command)  # the header's digest among the flags
     stamp_path = output + ".command"
-    if os.path.exists(output) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
-        return None
+    if os.path.exists(output) and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            if f.read() == stamp:
+                return None
     os.makedirs(folder, exist_ok=True)
     for path in (output, stamp_path):
         if os.path.exists(path):

@@ -632,12 +632,13 @@ def sample_of(group, one_in, cover):
         return zlib.crc32(f"{SEED}:{item.nodeid}".encode())
 
     kept = [item for item in group if draw(item) % one_in == 0] or [min(group, key=draw)]
-    covered = covered_values(group) if cover else lambda item: set()
-    seen = set().union(*(covered(item) for item in kept))
+    values = covered_values(group) if cover else lambda item: set()
+    covered = {id(item): values(item) for item in group}
+    seen = set().union(*(covered[id(item)] for item in kept))
     for item in sorted(group, key=draw):
-        if not covered(item) <= seen:
+        if not covered[id(item)] <= seen:
             kept.append(item)
-            seen |= covered(item)
+            seen |= covered[id(item)]
     return kept
 
 
