@@ -97,6 +97,51 @@ def graphs_compiled():
     return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
+@functools.cache
+def cases_of(fn, arities):
+    """fn on several cases (dtypes, promotions) in one graph: a function of the cases'
+    arguments one after the other (ARITIES: how many each takes) that gives each case's
+    results. A small graph's compile is mostly what every graph pays (Dynamo, Inductor's
+    passes, g++ loading Inductor's precompiled header), so one graph of many cases takes a
+    fraction of the time of one graph each. Inductor fuses the loops of two cases of the same
+    shape into one loop, which vectorizes as neither would alone: the cases' tensors go
+    through apart first."""
+    def cases(*args):
+        results, at = [], 0
+        for arity in arities:
+            results.append(fn(*args[at:at + arity]))
+            at += arity
+        return results
+
+    cases.__name__ = cases.__qualname__ = f"cases_of_{fn.__name__}"
+    return cases
+
+
+def apart(cases):
+    """CASES (tuples of tensors) with no tensor of the shape of another case's (0-d ones aside):
+    each case's tensors lengthened along their dim 0 by as few elements as that takes, the
+    same for each, repeating their first ones (a case keeps every value and pair it had)."""
+    seen, spread = set(), []
+    for case in cases:
+        extra = 0
+        while any(t.dim() and (t.shape[0] + extra, *t.shape[1:]) in seen for t in case):
+            extra += 1
+        case = tuple(torch.cat([t, t[torch.arange(extra) % t.shape[0]]]) if t.dim() and extra else t for t in case)
+        seen |= {tuple(t.shape) for t in case if t.dim()}
+        spread.append(case)
+    return spread
+
+
+def assert_cases_compiled_equal_eager(fn, dynamic, level, cases, names):
+    """fn compiled on every case of CASES (argument tuples, taken apart) in one graph equals fn
+    eager on each."""
+    cases = apart(cases)
+    got = compiled(cases_of(fn, tuple(map(len, cases))), dynamic, level)(*[arg for case in cases for arg in case])
+    assert len(got) == len(cases)
+    for result, case, name in zip(got, cases, names):
+        assert_same_tensors(result, fn(*case), what=f"{fn.__name__} on {name}")
+
+
 # --------------------------------------------------------------------------------------
 # The functions that get compiled.
 def three_shifts(x, y):
@@ -181,18 +226,26 @@ SHIFT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype, dynamic, level", SHIFT_CASES)
-def test_tensor_and_0d_counts(dtype, dynamic, level, rng):
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("level", [BEST] if SAMPLED else list(LEVELS))
+def test_tensor_and_0d_counts(level, dynamic, rng):
     """Every (x, count) pair of int8/uint8 (sweeps for the wider dtypes) with the count as
-    a tensor of x's shape, and every count as a 0-d tensor next to every x."""
-    x, y = shift_inputs(dtype, rng)
-    x_short = every_value(dtype, rng)
-    for count in count_values(dtype):
-        count_0d = make_tensor(count, dtype)
-        assert_compiled_equals_eager(shifts_with_tensor_and_0d_counts, dynamic, level, x, y, x_short, count_0d)
+    a tensor of x's shape, and every count as a 0-d tensor next to every x: every integer
+    dtype in one graph (the 0-d counts are its inputs: one graph for all of them)."""
+    pairs = [shift_inputs(dtype, rng) for dtype in INT_DTYPES]
+    shorts = [every_value(dtype, rng) for dtype in INT_DTYPES]
+    counts = [list(count_values(dtype)) for dtype in INT_DTYPES]
+    for step in range(max(map(len, counts))):  # each dtype's counts, the shorter lists again from their start
+        cases = [(x, y, short, make_tensor(values[step % len(values)], dtype))
+                 for dtype, (x, y), short, values in zip(INT_DTYPES, pairs, shorts, counts)]
+        assert_cases_compiled_equal_eager(shifts_with_tensor_and_0d_counts, dynamic, level, cases,
+                                          [dtype_id(dtype) for dtype in INT_DTYPES])
     # and the tensor-count shifts against the model itself, not only against the C++ kernels
-    for result, (direction, arithmetic) in zip(compiled(three_shifts, dynamic, level)(x, y), OPERATIONS):
-        assert result.tolist() == expected_shift(x, y, direction, arithmetic)[0], (direction, arithmetic)
+    pairs = apart(pairs)
+    results = compiled(cases_of(three_shifts, (2,) * len(pairs)), dynamic, level)(*[t for pair in pairs for t in pair])
+    for dtype, (x, y), result in zip(INT_DTYPES, pairs, results):
+        for shifted, (direction, arithmetic) in zip(result, OPERATIONS):
+            assert shifted.tolist() == expected_shift(x, y, direction, arithmetic)[0], (dtype, direction, arithmetic)
 
 
 @pytest.mark.parametrize("dtype, dynamic, level", SHIFT_CASES)
@@ -211,8 +264,7 @@ def test_python_int_counts(dtype, dynamic, level, rng):
     assert graphs_compiled() - before <= 5
 
 
-@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-@pytest.mark.parametrize("x_spec, y_spec", [
+PROMOTIONS = [
     ((torch.int8, (67,)), (torch.int64, ())),     # int8 result: the 0-d count is converted
     ((torch.int8, (67,)), (torch.int64, (67,))),  # int64 result
     ((torch.uint8, (67,)), (torch.int8, (67,))),  # int16 result
@@ -225,17 +277,27 @@ def test_python_int_counts(dtype, dynamic, level, rng):
     ((torch.int32, (67,)), (torch.uint64, ())),   # int32 result from a uint64 0-d count
     ((torch.int64, ()), (torch.uint32, (67,))),   # uint32 result: x is converted
     ((torch.uint32, (3, 1, 5)), (torch.uint32, (4, 1))),  # uint32 result, broadcast to (3, 4, 5)
-])
-def test_promotion_and_broadcasting(x_spec, y_spec, dynamic, rng):
-    (x_dtype, x_shape), (y_dtype, y_shape) = x_spec, y_spec
-    x = make_tensor(np.reshape(random_values(x_dtype, int(np.prod(x_shape)), rng), x_shape).tolist(), x_dtype)
-    wide_counts = [255, 256, 257, -255, 264, -1, 3, 7, 8, 2**40 + 3]
-    for count in wide_counts if y_shape == () else [None]:
-        if count is None:
-            y = make_tensor(np.reshape(random_counts(y_dtype, int(np.prod(y_shape)), rng), y_shape).tolist(), y_dtype)
-        else:
-            y = make_tensor(model.wrap(count, y_dtype), y_dtype)
-        assert_compiled_equals_eager(three_shifts, dynamic, BEST, x, y)
+]
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_promotion_and_broadcasting(dynamic, rng):
+    """Every pair of PROMOTIONS in one graph; a 0-d count takes each of the wide counts (an
+    input of the graph: no recompile), a count of a shape is random."""
+    def operand(dtype, shape, values):
+        return make_tensor(np.reshape(values, shape).tolist(), dtype)
+
+    xs = [operand(x_dtype, x_shape, random_values(x_dtype, int(np.prod(x_shape)), rng))
+          for (x_dtype, x_shape), _ in PROMOTIONS]
+    shaped_counts = [operand(y_dtype, y_shape, random_counts(y_dtype, int(np.prod(y_shape)), rng))
+                     for _, (y_dtype, y_shape) in PROMOTIONS]
+    names = [f"{dtype_id(x_dtype)}{list(x_shape)} by {dtype_id(y_dtype)}{list(y_shape)}"
+             for (x_dtype, x_shape), (y_dtype, y_shape) in PROMOTIONS]
+    for count in [255, 256, 257, -255, 264, -1, 3, 7, 8, 2**40 + 3]:
+        ys = [make_tensor(model.wrap(count, y_dtype), y_dtype) if y_shape == () else shaped
+              for (_, (y_dtype, y_shape)), shaped in zip(PROMOTIONS, shaped_counts)]
+        assert_cases_compiled_equal_eager(three_shifts, dynamic, BEST, list(zip(xs, ys)),
+                                          [f"{name} (0-d counts {count})" for name in names])
 
 
 def test_direction_spellings_and_paddle_names(rng):

@@ -30,6 +30,8 @@ from test_inductor import (
     KERNEL_CALLS,
     LEVELS,
     TAIL,
+    apart,
+    cases_of,
     compiled,
     dynamo_settings,  # noqa: F401 (test_inductor.py's autouse fixture, here too)
     flat,
@@ -66,23 +68,24 @@ def signbit_and_neighbours(x):
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
-def test_signbit_of_every_float_bit_pattern_class(dtype, level):
-    x = float_tensor(dtype, float_bit_patterns(dtype))
-    result = compiled(signbit_and_neighbours, False, level)(x)
-    assert_same_tensors(result, signbit_and_neighbours(x))
-    np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
+def test_signbit_of_every_float_bit_pattern_class(level):
+    """Every float dtype in one graph."""
+    (xs,) = zip(*apart([(float_tensor(dtype, float_bit_patterns(dtype)),) for dtype in FLOAT_DTYPES]))
+    results = compiled(cases_of(signbit_and_neighbours, (1,) * len(xs)), False, level)(*xs)
+    for dtype, x, result in zip(FLOAT_DTYPES, xs, results):
+        assert_same_tensors(result, signbit_and_neighbours(x), what=f"signbit on {dtype_id(dtype)}")
+        np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 def test_signbit_of_integers_and_bool(dynamic, rng):
-    for dtype in [*INT_DTYPES, torch.bool]:
-        if dtype == torch.bool:
-            x = torch.tensor([True, False] * 40 + [True] * TAIL)
-        else:
-            x = with_tail(interesting_values(dtype) + random_values(dtype, 100, rng), dtype)
-        result = compiled(signbit_and_neighbours, dynamic, BEST)(x)
-        assert_same_tensors(result, signbit_and_neighbours(x))
+    dtypes = [*INT_DTYPES, torch.bool]
+    (xs,) = zip(*apart([(torch.tensor([True, False] * 40 + [True] * TAIL) if dtype == torch.bool
+                         else with_tail(interesting_values(dtype) + random_values(dtype, 100, rng), dtype),)
+                        for dtype in dtypes]))
+    results = compiled(cases_of(signbit_and_neighbours, (1,) * len(xs)), dynamic, BEST)(*xs)
+    for dtype, x, result in zip(dtypes, xs, results):
+        assert_same_tensors(result, signbit_and_neighbours(x), what=f"signbit on {dtype_id(dtype)}")
         np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
 
 
@@ -100,18 +103,23 @@ def bitwise_count_and_neighbours(x):
     return [count, count.to(torch.int32).sum().reshape(1), torchops.bitwise_count(x[1:]) + 1]
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("dtype", [*INT_DTYPES, torch.bool], ids=dtype_id)
-def test_bitwise_count(dtype, level, rng):
-    if dtype == torch.bool:
-        x = torch.tensor([True, False] * 40 + [True] * TAIL)
-    elif dtype in BYTE_DTYPES:  # every value
-        x = with_tail(range(model.value_range(dtype)[0], model.value_range(dtype)[1] + 1), dtype)
-    else:
-        x = with_tail(interesting_values(dtype) + random_values(dtype, 300, rng), dtype)
-    for dynamic in (False, True):
-        result = compiled(bitwise_count_and_neighbours, dynamic, level)(x)
-        assert_same_tensors(result, bitwise_count_and_neighbours(x))
+def test_bitwise_count(level, dynamic, rng):
+    """Every integer dtype and bool, in one graph: every value of the 8-bit ones."""
+    dtypes = [*INT_DTYPES, torch.bool]
+
+    def covering(dtype):
+        if dtype == torch.bool:
+            return torch.tensor([True, False] * 40 + [True] * TAIL)
+        if dtype in BYTE_DTYPES:
+            return with_tail(range(model.value_range(dtype)[0], model.value_range(dtype)[1] + 1), dtype)
+        return with_tail(interesting_values(dtype) + random_values(dtype, 300, rng), dtype)
+
+    (xs,) = zip(*apart([(covering(dtype),) for dtype in dtypes]))
+    results = compiled(cases_of(bitwise_count_and_neighbours, (1,) * len(xs)), dynamic, level)(*xs)
+    for dtype, x, result in zip(dtypes, xs, results):
+        assert_same_tensors(result, bitwise_count_and_neighbours(x), what=f"bitwise_count on {dtype_id(dtype)}")
         np.testing.assert_array_equal(result[0].numpy(), np.bitwise_count(x.numpy()))
 
 
