@@ -359,18 +359,19 @@ def in_place_and_out(x, y, shifted, signs):
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, *UNSIGNED_DTYPES], ids=dtype_id)
-def test_in_place_and_out(dtype, level, rng):
-    x, y = shift_inputs(dtype, rng)
+def test_in_place_and_out(level, rng):
+    """Every dtype below in one graph."""
+    dtypes = [torch.int8, torch.int32, torch.int64, *UNSIGNED_DTYPES]
 
-    def outs():
+    def outs(x):
         return torch.full_like(x, 7), torch.zeros(x.shape, dtype=torch.bool)
 
-    expected = in_place_and_out(x, y, *outs())
-    shifted, signs = outs()
-    result = compiled(in_place_and_out, False, level)(x, y, shifted, signs)
-    assert_same_tensors(result, expected)
-    assert result[1] is shifted and result[2] is signs  # written in place, as eager does
+    cases = [(x, y, *outs(x)) for x, y in apart([shift_inputs(dtype, rng) for dtype in dtypes])]
+    expected = [in_place_and_out(x, y, *outs(x)) for x, y, _, _ in cases]
+    results = compiled(cases_of(in_place_and_out, (4,) * len(cases)), False, level)(*[t for case in cases for t in case])
+    for dtype, (_, _, shifted, signs), result, want in zip(dtypes, cases, results, expected):
+        assert_same_tensors(result, want, what=f"in_place_and_out on {dtype_id(dtype)}")
+        assert result[1] is shifted and result[2] is signs  # written in place, as eager does
 
 
 def unpack_int4(packed, scale):
