@@ -134,12 +134,13 @@ def apart(cases):
 
 def assert_cases_compiled_equal_eager(fn, dynamic, level, cases, names):
     """fn compiled on every case of CASES (argument tuples, taken apart) in one graph equals fn
-    eager on each."""
+    eager on each; returns the cases as taken apart and the compiled results of each."""
     cases = apart(cases)
     got = compiled(cases_of(fn, tuple(map(len, cases))), dynamic, level)(*[arg for case in cases for arg in case])
     assert len(got) == len(cases)
     for result, case, name in zip(got, cases, names):
         assert_same_tensors(result, fn(*case), what=f"{fn.__name__} on {name}")
+    return cases, got
 
 
 # --------------------------------------------------------------------------------------
@@ -241,8 +242,8 @@ def test_tensor_and_0d_counts(level, dynamic, rng):
         assert_cases_compiled_equal_eager(shifts_with_tensor_and_0d_counts, dynamic, level, cases,
                                           [dtype_id(dtype) for dtype in INT_DTYPES])
     # and the tensor-count shifts against the model itself, not only against the C++ kernels
-    pairs = apart(pairs)
-    results = compiled(cases_of(three_shifts, (2,) * len(pairs)), dynamic, level)(*[t for pair in pairs for t in pair])
+    pairs, results = assert_cases_compiled_equal_eager(three_shifts, dynamic, level, pairs,
+                                                       [dtype_id(dtype) for dtype in INT_DTYPES])
     for dtype, (x, y), result in zip(INT_DTYPES, pairs, results):
         for shifted, (direction, arithmetic) in zip(result, OPERATIONS):
             assert shifted.tolist() == expected_shift(x, y, direction, arithmetic)[0], (dtype, direction, arithmetic)

@@ -31,6 +31,7 @@ from test_inductor import (
     LEVELS,
     TAIL,
     apart,
+    assert_cases_compiled_equal_eager,
     cases_of,
     compiled,
     dynamo_settings,  # noqa: F401 (test_inductor.py's autouse fixture, here too)
@@ -70,22 +71,22 @@ def signbit_and_neighbours(x):
 @pytest.mark.parametrize("level", LEVELS)
 def test_signbit_of_every_float_bit_pattern_class(level):
     """Every float dtype in one graph."""
-    (xs,) = zip(*apart([(float_tensor(dtype, float_bit_patterns(dtype)),) for dtype in FLOAT_DTYPES]))
-    results = compiled(cases_of(signbit_and_neighbours, (1,) * len(xs)), False, level)(*xs)
-    for dtype, x, result in zip(FLOAT_DTYPES, xs, results):
-        assert_same_tensors(result, signbit_and_neighbours(x), what=f"signbit on {dtype_id(dtype)}")
+    cases, results = assert_cases_compiled_equal_eager(
+        signbit_and_neighbours, False, level, [(float_tensor(dtype, float_bit_patterns(dtype)),) for dtype in FLOAT_DTYPES],
+        [dtype_id(dtype) for dtype in FLOAT_DTYPES])
+    for (x,), result in zip(cases, results):
         np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 def test_signbit_of_integers_and_bool(dynamic, rng):
     dtypes = [*INT_DTYPES, torch.bool]
-    (xs,) = zip(*apart([(torch.tensor([True, False] * 40 + [True] * TAIL) if dtype == torch.bool
-                         else with_tail(interesting_values(dtype) + random_values(dtype, 100, rng), dtype),)
-                        for dtype in dtypes]))
-    results = compiled(cases_of(signbit_and_neighbours, (1,) * len(xs)), dynamic, BEST)(*xs)
-    for dtype, x, result in zip(dtypes, xs, results):
-        assert_same_tensors(result, signbit_and_neighbours(x), what=f"signbit on {dtype_id(dtype)}")
+    cases, results = assert_cases_compiled_equal_eager(
+        signbit_and_neighbours, dynamic, BEST,
+        [(torch.tensor([True, False] * 40 + [True] * TAIL) if dtype == torch.bool
+          else with_tail(interesting_values(dtype) + random_values(dtype, 100, rng), dtype),) for dtype in dtypes],
+        [dtype_id(dtype) for dtype in dtypes])
+    for (x,), result in zip(cases, results):
         np.testing.assert_array_equal(result[0].numpy(), model.signbit_model(x))
 
 
@@ -116,10 +117,10 @@ def test_bitwise_count(level, dynamic, rng):
             return with_tail(range(model.value_range(dtype)[0], model.value_range(dtype)[1] + 1), dtype)
         return with_tail(interesting_values(dtype) + random_values(dtype, 300, rng), dtype)
 
-    (xs,) = zip(*apart([(covering(dtype),) for dtype in dtypes]))
-    results = compiled(cases_of(bitwise_count_and_neighbours, (1,) * len(xs)), dynamic, level)(*xs)
-    for dtype, x, result in zip(dtypes, xs, results):
-        assert_same_tensors(result, bitwise_count_and_neighbours(x), what=f"bitwise_count on {dtype_id(dtype)}")
+    cases, results = assert_cases_compiled_equal_eager(bitwise_count_and_neighbours, dynamic, level,
+                                                       [(covering(dtype),) for dtype in dtypes],
+                                                       [dtype_id(dtype) for dtype in dtypes])
+    for (x,), result in zip(cases, results):
         np.testing.assert_array_equal(result[0].numpy(), np.bitwise_count(x.numpy()))
 
 
