@@ -246,21 +246,6 @@ def test_int4_dequantize_is_a_vector_loop(level, rng):
         assert_same_tensors([compiled(fn, False, level)(packed, scale)], [fn(packed, scale)], what=fn.__name__)
 
 
-def test_unpacking_a_symbolic_count_of_bytes_clamps_no_index(rng):
-    """With dynamic shapes a byte count may leave the last group of fields part full; its
-    fields are then loaded byte by byte, not from groups whose bytes' index is clamped to the
-    last byte (a Min over a symbol, which Inductor's vectorization analysis takes seconds of
-    sympy to work through). The answer is eager's either way."""
-    fresh = torch.compile(dequantize_int4, fullgraph=True, dynamic=True, options={"fx_graph_cache": False})
-    scale = torch.tensor(0.25)
-    packed = make_tensor(random_values(torch.uint8, 4099, rng), torch.uint8)
-    result, code = run_and_get_code(fresh, packed, scale)
-    assert "std::min" not in "\n".join(kernel_sources("\n".join(code))), code
-    for length in (4099, 37, 0):  # the one graph, for any count of bytes
-        packed = make_tensor(random_values(torch.uint8, length, rng), torch.uint8)
-        assert_same_tensors([fresh(packed, scale)], [dequantize_int4(packed, scale)], what=f"dequantize_int4 of {length}")
-
-
 def packing_into(x, packed, bits_out, fields_out, bytes_out):
     torchops.packbits(x > 0, out=bits_out)
     torchops.unpack(packed, 2, 0, 7, "little", True, out=fields_out)

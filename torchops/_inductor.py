@@ -499,16 +499,8 @@ def _lowerings(fuse: bool) -> dict:
         # realized, a node of their own, and Inductor's CPU backend gives a loop twice as many
         # only where every node in it computes bfloat16 or float16. Inductor fuses the node
         # with its users into one loop, which stores the fields nowhere when they all are in it.
-        # A last group that is not whole clamps its bytes' index to the last byte: with a
-        # symbolic byte count that Min makes Inductor's vectorization analysis spend seconds
-        # in sympy on each graph, so dynamic sizes that may leave a part group take the fields
-        # byte by byte.
         isa = pick_vec_isa() if x.get_device().type == "cpu" and config.cpu_backend == "cpp" else None
         lanes = isa.nelements(torch.float) if isa and dim == len(sizes) - 1 and not beyond else None
-        group_bytes = max(lanes, per_byte) // per_byte if lanes else None  # a group's bytes are whole
-        whole_groups = bool(lanes) and V.graph.sizevars.statically_known_multiple_of(nbytes, group_bytes)
-        if lanes and not whole_groups and not isinstance(nbytes, (int, sympy.Integer)):
-            lanes = None
 
         def int32(value):
             return ops.constant(value, torch.int32)
@@ -534,8 +526,10 @@ def _lowerings(fuse: bool) -> dict:
             is the same in every lane of a vector loop of `lanes` fields (broadcasts), and k
             (i % group) an arange."""
             i = index[dim]
-            group = group_bytes * per_byte
+            group = max(lanes, per_byte)  # a group's bytes are whole
+            group_bytes = group // per_byte
             first = FloorDiv(i, group) * group_bytes
+            whole_groups = V.graph.sizevars.statically_known_multiple_of(nbytes, group_bytes)
             words = []
             for start in range(0, group_bytes, 4):
                 word = None
